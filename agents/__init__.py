@@ -1,0 +1,1 @@
+"""Learned agents, planner-backed experts, trajectory datasets and the benchmark."""

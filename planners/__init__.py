@@ -1,0 +1,1 @@
+"""Classical Sokoban planners and solution optimizers (filled in by the planner issues)."""
