@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from soko_gym.engine import push as push_kernels
 from soko_gym.engine.constants import (
     BOX_AT_DTYPE,
     CELL_DTYPE,
@@ -199,6 +200,20 @@ class State:
             and np.array_equal(self.box_pos, other.box_pos)
             and np.array_equal(self.box_at, other.box_at)
         )
+
+    def apply_push(self, board: Board, push: int) -> None:
+        """Make a legal push (box * 4 + direction) in place; the caller checks legality."""
+        player, h = push_kernels.apply_push(
+            self.box_pos, self.box_at, board.offsets, board.zobrist, self.box_hash, push
+        )
+        self.player, self.box_hash = int(player), HASH_DTYPE(h)
+
+    def undo_push(self, board: Board, push: int) -> None:
+        """Take back ``apply_push(board, push)`` in place."""
+        player, h = push_kernels.undo_push(
+            self.box_pos, self.box_at, board.offsets, board.zobrist, self.box_hash, push
+        )
+        self.player, self.box_hash = int(player), HASH_DTYPE(h)
 
     def is_solved(self, board: Board) -> bool:
         """True when every box stands on a goal."""

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from soko_gym.engine.constants import FLOOR, MOVE_CHARS, PUSH_CHARS, SQUARE_DTYPE
-from soko_gym.engine.push import apply_push
 from soko_gym.engine.reach import new_stamps, player_path
 from soko_gym.engine.verify import VerifyResult, verify_lurd
 from soko_gym.errors import SolutionError
@@ -44,7 +43,6 @@ def pushes_to_lurd(level: Level | str, pushes: Iterable[Push]) -> str:
     parent = np.empty(n, dtype=np.int8)
     walk = np.empty(n, dtype=np.int8)
     out: list[str] = []
-    h = state.box_hash
     for i, (square, d) in enumerate(pushes):
         if not 0 <= d < 4:
             raise SolutionError(f"direction {d} is not 0..3", i)
@@ -62,10 +60,7 @@ def pushes_to_lurd(level: Level | str, pushes: Iterable[Push]) -> str:
             raise SolutionError(f"player cannot reach the push side of square {square}", i)
         out.extend(MOVE_CHARS[x] for x in walk[:k])
         out.append(PUSH_CHARS[d])
-        player, h = apply_push(
-            state.box_pos, state.box_at, board.offsets, board.zobrist, h, b * 4 + d
-        )
-        state.player = int(player)
+        state.apply_push(board, b * 4 + d)
     return "".join(out)
 
 
