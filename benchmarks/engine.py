@@ -462,7 +462,14 @@ def bench_start(cfg: Settings) -> list[Row]:
 
 def machine_line() -> str:
     """One markdown line describing the machine and library versions."""
-    cpu = platform.processor() or "?"
+    cpu = platform.processor()
+    if not cpu:  # empty on most Linux systems: fall back to the kernel's CPU model name
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                names = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")]
+            cpu = names[0] if names else "?"
+        except OSError:
+            cpu = "?"
     return (
         f"**Machine:** {cpu} / {platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"

@@ -32,7 +32,7 @@ def warmup() -> None:
     if _warm:
         return
     from soko_gym.engine import distance, push, reach, zobrist  # noqa: F401 (kernels below)
-    from soko_gym.engine.constants import SQUARE_DTYPE
+    from soko_gym.engine.constants import HASH_DTYPE, SQUARE_DTYPE
 
     grid = np.array([list(r) for r in _WARMUP_ROWS])
     w = grid.shape[1]
@@ -48,18 +48,22 @@ def warmup() -> None:
     sides = np.empty(board.n_boxes, dtype=np.uint8)
     reach.reachable_box_sides(state.box_pos, board.offsets, stamps, sides)
     out = np.empty(4 * board.n_boxes, dtype=SQUARE_DTYPE)
+    # scalars cross the Python boundary as int (squares, push codes) and uint64 (hashes) only
     k = push.legal_pushes(board.cells, state.box_at, state.box_pos, board.offsets, stamps, out)
-    push.is_legal_push(board.cells, state.box_at, state.box_pos, board.offsets, stamps, out[0])
+    code = int(out[k - 1])
+    push.is_legal_push(board.cells, state.box_at, state.box_pos, board.offsets, stamps, code)
     player, h = push.apply_push(
-        state.box_pos, state.box_at, board.offsets, board.zobrist, state.box_hash, out[k - 1]
+        state.box_pos, state.box_at, board.offsets, board.zobrist, state.box_hash, code
     )
-    push.undo_push(state.box_pos, state.box_at, board.offsets, board.zobrist, h, out[k - 1])
+    push.undo_push(state.box_pos, state.box_at, board.offsets, board.zobrist, HASH_DTYPE(h), code)
     reach.reach_player(state.box_at, board.offsets, state.player, stamps, stack)
     k = push.legal_pulls(board.cells, state.box_at, state.box_pos, board.offsets, stamps, out)
+    code = int(out[0])
     player, h = push.apply_pull(
-        state.box_pos, state.box_at, board.offsets, board.zobrist, state.box_hash, out[0]
+        state.box_pos, state.box_at, board.offsets, board.zobrist, state.box_hash, code
     )
-    push.undo_pull(state.box_pos, state.box_at, board.offsets, board.zobrist, h, out[0])
+    push.undo_pull(state.box_pos, state.box_at, board.offsets, board.zobrist, HASH_DTYPE(h), code)
+    reach.next_mark(stamps)
     path = np.empty(n, dtype=np.int8)
     parent = np.empty(n, dtype=np.int8)
     reach.player_path(

@@ -22,7 +22,8 @@ OPPOSITE = (DOWN, UP, RIGHT, LEFT)
 MOVE_CHARS = "udlr"  # LURD letter of a plain step, by direction
 PUSH_CHARS = "UDLR"  # LURD letter of a push, by direction
 
-# Dtypes, fixed once so every kernel compiles exactly one signature.
+# Dtypes, fixed once so every kernel compiles exactly one signature. Scalar kernel arguments
+# cross the Python boundary as int (squares, push codes: int64) and HASH_DTYPE (hashes).
 CELL_DTYPE = np.uint8  # Board.cells, dead-square flags
 SQUARE_DTYPE = np.int32  # square indices, box positions, offsets, pushes, paths
 BOX_AT_DTYPE = np.int16  # square -> box index, -1 for none
