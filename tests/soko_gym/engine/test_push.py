@@ -132,7 +132,9 @@ def test_push__pull_undoes_the_opposite_push():
     )
     assert np.array_equal(state.box_pos, start.box_pos) and h == start.box_hash
     assert player == start.box_pos[0] - 1  # the player steps back beyond the box
-    back, h2 = push.undo_pull(state.box_pos, state.box_at, board.offsets, board.zobrist, h, 2)
+    back, h2 = push.undo_pull(
+        state.box_pos, state.box_at, board.offsets, board.zobrist, np.uint64(h), 2
+    )
     assert state.box_pos[0] == start.box_pos[0] + 1 and back == start.box_pos[0]
 
 
