@@ -23,6 +23,7 @@ _FLOOR_ALIASES = str.maketrans("-_", "  ")
 _METADATA = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*)$")
 
 Cell = tuple[str, int]  # character, 1-based source column
+_MAX_EXPANDED = MAX_SIDE * (MAX_SIDE + 1)  # cells one RLE line may expand to (rows and breaks)
 
 
 def expand_rle(line: str) -> list[list[Cell]]:
@@ -55,12 +56,19 @@ def expand_rle(line: str) -> list[list[Cell]]:
                     raise LevelFormatError("run length with nothing to repeat", col=i + 1)
                 i = j
                 ch = line[i]
+            start = i
             if ch == "(":
                 group, i = run(i + 1, depth + 1)
-                out.extend(group * count)
             else:
-                out.extend([None if ch == "|" else (ch, i + 1)] * count)
+                group = [None if ch == "|" else (ch, i + 1)]
                 i += 1
+            if len(out) + len(group) * count > _MAX_EXPANDED:
+                raise LevelFormatError(
+                    f"run length expands past {_MAX_EXPANDED} cells (boards are at most "
+                    f"{MAX_SIDE}x{MAX_SIDE})",
+                    col=start,
+                )
+            out.extend(group * count)
         if depth:
             raise LevelFormatError("unclosed '('", col=len(line))
         return out, i
@@ -102,16 +110,18 @@ class _Block:
         self.rows: list[list[tuple[str, int, int]]] = []  # (char, line, col)
         self.before: list[str] = []  # text lines between the previous board and this one
         self.title_after: str | None = None
+        self.rle_error: LevelFormatError | None = None  # first bad RLE line inside the board
 
 
 def _split_blocks(text: str, source: str) -> tuple[list[_Block], list[str]]:
     lines = text.splitlines()
     parsed: list[list[list[Cell]] | None] = [None] * len(lines)
+    rle_errors: dict[int, LevelFormatError] = {}
     for i, line in enumerate(lines):
         try:
             parsed[i] = _board_rows(line, i + 1, source)
-        except LevelFormatError:
-            parsed[i] = None  # text that merely looks like RLE; judged below if inside a board
+        except LevelFormatError as err:
+            rle_errors[i] = err  # text that merely looks like RLE; judged below if in a board
     blocks: list[_Block] = []
     pending: list[str] = []
     cur: _Block | None = None
@@ -127,6 +137,8 @@ def _split_blocks(text: str, source: str) -> tuple[list[_Block], list[str]]:
                 cur.before = pending
                 pending = []
                 blocks.append(cur)
+            if cur.rle_error is None:
+                cur.rle_error = rle_errors.get(i)
             for row in rows:
                 cur.rows.append([(ch, i + 1, col) for ch, col in row])
             after_board = False
@@ -199,6 +211,9 @@ def _build_level(block: _Block, source: str, index: int, title: str, comments) -
             problem, source=source, line=line or block.first_line, col=col, level_index=index
         )
 
+    if block.rle_error is not None:
+        err = block.rle_error
+        raise fail(err.problem, err.line, err.col)
     rows: list[str] = []
     players: list[tuple[int, int]] = []
     n_boxes = n_goals = 0

@@ -250,3 +250,9 @@ def test_level__pickles_without_its_compiled_board():
     _ = lv.board
     again = pickle.loads(pickle.dumps(lv))
     assert again == lv and "board" not in again.__dict__
+
+
+@pytest.mark.parametrize("row", ["999999999#", "9999(9999(#-))"])
+def test_parse__huge_run_length_is_an_error_not_a_hang(row):
+    err = _error(f"#####\n#@$.#\n{row}\n#####\n")
+    assert err.line == 3 and "run length" in err.problem
