@@ -62,3 +62,13 @@ for _d, (_m, _p) in enumerate(zip(MOVE_CHARS, PUSH_CHARS, strict=True)):
     LURD_DIRECTION[ord(_p)] = _d
     LURD_IS_PUSH[ord(_p)] = 1
 del _d, _m, _p
+
+# Observation planes, in channel order (envs build uint8[C, H, W] observations from these).
+PLANE_WALL = 0  # the level's wall squares as drawn ('#'); padding and outside are in no plane
+PLANE_FLOOR = 1  # squares the player could ever stand on (inside the walls)
+PLANE_GOAL = 2
+PLANE_BOX = 3
+PLANE_PLAYER = 4
+PLANE_DEAD = 5  # optional sixth plane: simple dead squares
+N_PLANES = 5
+PLANE_NAMES = ("wall", "floor", "goal", "box", "player", "dead")
