@@ -1,6 +1,7 @@
 """soko-gym: a fast Sokoban engine, Gymnasium environments, planners and agents.
 
-Importing the package stays light: the public helpers below load their modules on first use.
+Importing the package registers the environments with string entry points and loads nothing
+else: the public helpers below import their modules on first use.
 """
 
 from __future__ import annotations
@@ -20,8 +21,33 @@ _LAZY = {
     "lurd_to_pushes": "soko_gym.levels",
     "LevelFormatError": "soko_gym.errors",
     "SolutionError": "soko_gym.errors",
+    "make_vec": "soko_gym.envs.vector",
 }
-_SUBMODULES = ("engine", "levels", "errors", "cli")
+_SUBMODULES = ("engine", "levels", "errors", "cli", "envs")
+
+# id -> (module:class of the env, of its native vector env, default episode limit)
+ENV_IDS = {
+    "Sokoban-Push-v0": ("push_env:SokobanPushEnv", "vector:SokobanPushVectorEnv", 200),
+    "Sokoban-Macro-v0": ("macro_env:SokobanMacroEnv", "vector:SokobanMacroVectorEnv", 100),
+    "Sokoban-Move-v0": ("move_env:SokobanMoveEnv", "vector:SokobanMoveVectorEnv", 120),
+}
+
+
+def _register() -> None:
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, (entry, vector_entry, limit) in ENV_IDS.items():
+        if env_id in registry:
+            continue
+        register(
+            id=env_id,
+            entry_point=f"soko_gym.envs.{entry}",
+            vector_entry_point=f"soko_gym.envs.{vector_entry}",
+            max_episode_steps=limit,
+        )
+
+
+_register()
 
 __all__ = [
     "Level",
@@ -30,6 +56,7 @@ __all__ = [
     "__version__",
     "load_levels",
     "lurd_to_pushes",
+    "make_vec",
     "pack_info",
     "packs",
     "pushes_to_lurd",
@@ -37,6 +64,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from soko_gym.envs.vector import make_vec
     from soko_gym.errors import LevelFormatError, SolutionError
     from soko_gym.levels import (
         Level,

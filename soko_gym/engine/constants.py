@@ -12,6 +12,9 @@ import numpy as np
 WALL = np.uint8(1)
 FLOOR = np.uint8(2)
 GOAL = np.uint8(4)
+# Extra flags of the environments' framed level tables (never set in Board.cells).
+DEAD = np.uint8(8)  # simple dead square
+DRAWN_WALL = np.uint8(16)  # a '#' of the level as drawn (outside squares are walls, not drawn)
 
 # Directions: index -> (row delta, col delta). The only place the order is defined.
 UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3

@@ -25,6 +25,20 @@ def new_stamps(cells: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def reset_stamps(cells, stamps):
+    """Re-initialise ``stamps`` in place for a board's ``cells`` (as ``new_stamps`` builds it).
+
+    Args:
+        cells: uint8[n_cells] cell flags of the board now played.
+        stamps: uint32[n_cells + 1] stamp buffer; walls get WALL_STAMP, the rest and the mark 0.
+    """
+    n = cells.shape[0]
+    for i in range(n):
+        stamps[i] = WALL_STAMP if cells[i] & WALL else np.uint32(0)
+    stamps[n] = 0
+
+
+@njit(cache=True, nogil=True)
 def next_mark(stamps):
     """Advance the stamp mark by two and return it, clearing the buffer on wrap-around.
 

@@ -1,0 +1,638 @@
+"""Random level kernels: a seeded xorshift128+ stream, room carving, and reverse play by pulls.
+
+Levels are solvable by construction: boxes start on their goals and random walks of the player
+pull them away; the pulls taken back in reverse order are pushes that solve the level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from soko_gym.engine.constants import (
+    DIRECTION_DELTAS,
+    FLOOR,
+    GOAL,
+    MOVE_CHARS,
+    OPPOSITE,
+    PUSH_CHARS,
+    WALL,
+)
+from soko_gym.engine.distance import push_distances, side_regions
+from soko_gym.engine.push import apply_pull, legal_pulls
+from soko_gym.engine.reach import WALL_STAMP, player_path, reach_player
+from soko_gym.engine.zobrist import full_hash
+
+# Room shapes (the ``shape`` argument of ``carve_room``).
+ROOM_RANDOM = 0  # a blob carved by a random walk of a 1x1 .. 2x2 brush
+ROOM_OPEN = 1  # a rectangle with scattered single walls that keep the floor connected
+
+# Status codes of ``generate_candidate`` (kernels never raise).
+GEN_OK = 0
+GEN_SMALL_ROOM = 1  # the carved room has too few floor squares for the boxes and the player
+GEN_TOO_EASY = 2  # no walk reached a position that needs ``min_pushes`` pushes
+GEN_NO_REPLAY = 3  # the pushes did not replay to a solved position (a kernel bug if seen)
+
+GEN_REASONS = {
+    GEN_OK: "ok",
+    GEN_SMALL_ROOM: "room too small",
+    GEN_TOO_EASY: "no position far enough from the goals",
+    GEN_NO_REPLAY: "solution did not replay",
+}
+
+_ROW_STEP = np.array([dr for dr, _ in DIRECTION_DELTAS], dtype=np.int64)
+_COL_STEP = np.array([dc for _, dc in DIRECTION_DELTAS], dtype=np.int64)
+_OPPOSITE = np.array(OPPOSITE, dtype=np.int64)
+_MOVE_CODES = np.frombuffer(MOVE_CHARS.encode("ascii"), dtype=np.uint8).copy()
+_PUSH_CODES = np.frombuffer(PUSH_CHARS.encode("ascii"), dtype=np.uint8).copy()
+_KEY_MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the player square over the 64 key bits
+_BIG = 1 << 40  # larger than any sum of push distances
+
+
+# ---------------------------------------------------------------------------------------------
+# Random stream: xorshift128+ over an explicit state array, advanced in place.
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def next_random(rng):
+    """Advance the generator and return its next output.
+
+    Args:
+        rng: uint64[2] xorshift128+ state, not all zero; advanced in place.
+
+    Returns:
+        A uint64 drawn uniformly from all 64-bit values.
+    """
+    s1 = rng[0]
+    s0 = rng[1]
+    rng[0] = s0
+    s1 ^= s1 << np.uint64(23)
+    s1 ^= s1 >> np.uint64(17)
+    s1 ^= s0 ^ (s0 >> np.uint64(26))
+    rng[1] = s1
+    return s1 + s0
+
+
+@njit(cache=True, nogil=True)
+def random_below(rng, n):
+    """A random int in ``[0, n)`` for ``1 <= n < 2**32``.
+
+    Args:
+        rng: uint64[2] generator state; advanced in place.
+        n: exclusive upper bound.
+    """
+    high = next_random(rng) >> np.uint64(32)
+    return np.int64((high * np.uint64(n)) >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def random_unit(rng):
+    """A random float in ``[0, 1)`` with 53 random bits.
+
+    Args:
+        rng: uint64[2] generator state; advanced in place.
+    """
+    return np.float64(next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rooms and goals
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _count_connected(cells, offsets, start, seen, mark, stack):
+    """Floor squares connected to ``start``; marks them with ``mark`` in ``seen``."""
+    seen[start] = mark
+    stack[0] = start
+    top = 1
+    count = 1
+    while top > 0:
+        top -= 1
+        sq = stack[top]
+        for d in range(4):
+            nb = sq + offsets[d]
+            if (cells[nb] & FLOOR) and seen[nb] != mark:
+                seen[nb] = mark
+                stack[top] = nb
+                top += 1
+                count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
+    """Carve a connected room into an all-wall grid, in place.
+
+    ``ROOM_RANDOM`` walks a brush of 1x1, 1x2, 2x1 or 2x2 squares through the interior, turning
+    now and then, until ``n_floor`` squares are floor (up to three more, from the last brush).
+    ``ROOM_OPEN`` clears the whole interior and then walls up random squares, skipping any that
+    would cut the floor in two, until ``n_floor`` remain or no square can be walled.
+
+    Args:
+        cells: uint8[height * width] receives WALL or FLOOR per square; the border stays wall.
+        height: rows of the grid, outer walls included (>= 3).
+        width: columns of the grid, outer walls included (>= 3).
+        n_floor: floor squares wanted, 1 .. (height - 2) * (width - 2).
+        shape: ROOM_RANDOM or ROOM_OPEN.
+        rng: uint64[2] generator state; advanced in place.
+        order: int32[height * width] scratch.
+        seen: int32[height * width] scratch.
+        stack: int32[height * width] scratch.
+
+    Returns:
+        Number of floor squares carved.
+    """
+    inner_h = height - 2
+    inner_w = width - 2
+    cells[:] = WALL
+    if shape == ROOM_OPEN:
+        n_inner = inner_h * inner_w
+        for i in range(n_inner):
+            sq = (1 + i // inner_w) * width + 1 + i % inner_w
+            cells[sq] = FLOOR
+            order[i] = sq
+        for i in range(n_inner - 1, 0, -1):  # shuffle: the order walls are tried in
+            j = random_below(rng, i + 1)
+            tmp = order[i]
+            order[i] = order[j]
+            order[j] = tmp
+        offsets = np.array([-width, width, -1, 1], dtype=np.int64)
+        seen[:] = 0
+        count = n_inner
+        mark = 0
+        for i in range(n_inner):
+            if count <= n_floor:
+                break
+            sq = order[i]
+            cells[sq] = WALL
+            start = -1
+            for d in range(4):
+                if cells[sq + offsets[d]] & FLOOR:
+                    start = sq + offsets[d]
+                    break
+            mark += 1
+            if start >= 0 and _count_connected(cells, offsets, start, seen, mark, stack) == (
+                count - 1
+            ):
+                count -= 1
+            else:
+                cells[sq] = FLOOR
+        return count
+    row = 1 + random_below(rng, inner_h)
+    col = 1 + random_below(rng, inner_w)
+    d = random_below(rng, 4)
+    count = 0
+    guard = 0
+    limit = 64 * inner_h * inner_w
+    while count < n_floor and guard < limit:
+        guard += 1
+        brush = random_below(rng, 8)  # 0-2: 1x1, 3-4: 1x2, 5-6: 2x1, 7: 2x2
+        bh = 2 if brush >= 5 else 1
+        bw = 2 if brush == 3 or brush == 4 or brush == 7 else 1
+        for r in range(row, min(row + bh, height - 1)):
+            for c in range(col, min(col + bw, width - 1)):
+                sq = r * width + c
+                if cells[sq] & WALL:
+                    cells[sq] = FLOOR
+                    count += 1
+        if random_unit(rng) < 0.3:
+            d = random_below(rng, 4)
+        nr = row + _ROW_STEP[d]
+        nc = col + _COL_STEP[d]
+        if 1 <= nr <= inner_h and 1 <= nc <= inner_w:
+            row = nr
+            col = nc
+        else:
+            d = random_below(rng, 4)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def place_goals(cells, rng, floor, goals):
+    """Pick distinct random floor squares as goals and flag them GOAL in ``cells``.
+
+    Args:
+        cells: uint8[n_cells] WALL / FLOOR flags; GOAL is added on the chosen squares.
+        rng: uint64[2] generator state; advanced in place.
+        floor: int32[n_cells] scratch.
+        goals: int32[n_goals] receives the goal squares, in the order drawn.
+
+    Returns:
+        Number of floor squares (the goals are placed only when it exceeds ``n_goals``).
+    """
+    n = 0
+    for sq in range(cells.shape[0]):
+        if cells[sq] & FLOOR:
+            floor[n] = sq
+            n += 1
+    k = goals.shape[0]
+    if n <= k:
+        return n
+    for i in range(k):  # partial Fisher-Yates shuffle of the floor list
+        j = i + random_below(rng, n - i)
+        tmp = floor[i]
+        floor[i] = floor[j]
+        floor[j] = tmp
+        goals[i] = floor[i]
+        cells[floor[i]] |= GOAL
+    return n
+
+
+@njit(cache=True, nogil=True)
+def goal_distances(cells, offsets, goals):
+    """Lone-box push distances to each goal, minimised over the player's side.
+
+    Args:
+        cells: uint8[n_cells] static cell flags.
+        offsets: int32[4] flat index step per direction.
+        goals: int32[n_goals] goal squares.
+
+    Returns:
+        int64[n_goals, n_cells] fewest pushes from each square to each goal; 65535 (the
+        engine's DIST_INF) where no push path exists.
+    """
+    dist = push_distances(cells, offsets, goals, side_regions(cells, offsets))
+    n_goals, n_cells = dist.shape[0], dist.shape[1]
+    out = np.empty((n_goals, n_cells), dtype=np.int64)
+    for g in range(n_goals):
+        for sq in range(n_cells):
+            best = dist[g, sq, 0]
+            for s in range(1, 4):
+                if dist[g, sq, s] < best:
+                    best = dist[g, sq, s]
+            out[g, sq] = best
+    return out
+
+
+@njit(cache=True, nogil=True)
+def push_lower_bound(goal_dist, box_pos):
+    """A lower bound on the pushes that solve a position, from lone-box push distances.
+
+    Each box needs at least its distance to the nearest goal, and each goal at least the
+    distance of the nearest box; the bound is the larger of the two sums.
+
+    Args:
+        goal_dist: int64[n_goals, n_cells] from ``goal_distances``.
+        box_pos: int32[n_boxes] box squares.
+
+    Returns:
+        The bound (huge when some box or goal is cut off from every partner).
+    """
+    n_goals = goal_dist.shape[0]
+    n_boxes = box_pos.shape[0]
+    by_box = 0
+    for b in range(n_boxes):
+        best = _BIG
+        for g in range(n_goals):
+            v = goal_dist[g, box_pos[b]]
+            if v < best:
+                best = v
+        by_box += best
+    by_goal = 0
+    for g in range(n_goals):
+        best = _BIG
+        for b in range(n_boxes):
+            v = goal_dist[g, box_pos[b]]
+            if v < best:
+                best = v
+        by_goal += best
+    return max(by_box, by_goal)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reverse play
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def walk_pulls(
+    cells,
+    offsets,
+    zobrist,
+    goal_dist,
+    player,
+    max_steps,
+    keep_prob,
+    max_switches,
+    best_score,
+    rng,
+    box_pos,
+    box_at,
+    stamps,
+    stack,
+    pull_buf,
+    hist_pull,
+    hist_switch,
+    hist_key,
+    table,
+    best_pull,
+    best_pos,
+):
+    """One random walk of pulls from the current position, keeping the best position seen.
+
+    Each step makes a random legal pull, preferring (with probability ``keep_prob``) the box
+    pulled last. When a step returns to a position already on the walk (same boxes, same player
+    region) the loop between them is erased, so the kept history never repeats a position. A
+    position scores ``lower_bound * (1 + box switches in its history)``; when it beats
+    ``best_score`` its history and boxes are copied to ``best_pull`` and ``best_pos``.
+
+    A pull is recorded by squares, ``from_square * 4 + direction``: the box moved from
+    ``from_square`` one square in ``direction``, the player from beside it one square further.
+
+    Args:
+        cells: uint8[n_cells] static cell flags.
+        offsets: int32[4] flat index step per direction.
+        zobrist: uint64[n_cells] key per square.
+        goal_dist: int64[n_goals, n_cells] from ``goal_distances``.
+        player: player square at the start of the walk (floor, no box).
+        max_steps: number of pulls to make (fewer if the player gets stuck).
+        keep_prob: chance of pulling the last pulled box again when it can move.
+        best_score: score to beat (0 for the first walk).
+        rng: uint64[2] generator state; advanced in place.
+        box_pos: int32[n_boxes] box squares; moved by the walk.
+        box_at: int16[n_cells] box index per square, -1 for none; moved by the walk.
+        stamps: uint32[n_cells + 1] reach stamps (see ``engine.reach``).
+        stack: int32[n_cells] scratch.
+        pull_buf: int32[4 * n_boxes] scratch for ``legal_pulls``.
+        hist_pull: int32[max_steps] scratch: the walk's loop-free pull history.
+        hist_switch: int32[max_steps + 1] scratch: box switches up to each history length.
+        hist_key: uint64[max_steps + 1] scratch: position key after each history length.
+        table: int32[2**k >= 2 * (max_steps + 1)] scratch: key slot -> history length.
+        best_pull: int32[max_steps] receives the best history when improved.
+        best_pos: int32[n_boxes] receives the best box squares when improved.
+
+    Returns:
+        (best score, best history length, best lower bound, best player square); the first
+        item equals ``best_score`` and the others are -1 when the walk found nothing better.
+    """
+    mask = table.shape[0] - 1
+    table[:] = -1
+    h = full_hash(zobrist, box_pos)
+    _, lowest = reach_player(box_at, offsets, player, stamps, stack)
+    key = h ^ (np.uint64(lowest) * _KEY_MIX)
+    hist_key[0] = key
+    hist_switch[0] = 0
+    table[np.int64(key & np.uint64(mask))] = 0
+    length = 0
+    out_len = -1
+    out_lb = -1
+    out_player = -1
+    for _ in range(max_steps):
+        k = legal_pulls(cells, box_at, box_pos, offsets, stamps, pull_buf)
+        if k == 0:
+            if length == 0:
+                break
+            # stuck: take the last pull back (the box returns, the player stands beside it)
+            length -= 1
+            code = hist_pull[length]
+            src = code >> 2
+            dest = src + offsets[code & 3]
+            b = box_at[dest]
+            box_at[dest] = -1
+            box_at[src] = b
+            box_pos[b] = src
+            h ^= zobrist[src] ^ zobrist[dest]
+            player = dest
+            reach_player(box_at, offsets, player, stamps, stack)
+            continue
+        last_box = -1
+        if length > 0:
+            code = hist_pull[length - 1]
+            last_box = box_at[(code >> 2) + offsets[code & 3]]
+        pick = -1
+        if last_box >= 0 and random_unit(rng) < keep_prob:
+            n_same = 0
+            for i in range(k):
+                if pull_buf[i] >> 2 == last_box:
+                    n_same += 1
+            if n_same > 0:
+                j = random_below(rng, n_same)
+                for i in range(k):
+                    if pull_buf[i] >> 2 == last_box:
+                        if j == 0:
+                            pick = pull_buf[i]
+                            break
+                        j -= 1
+        if pick < 0:
+            pick = pull_buf[random_below(rng, k)]
+        b = pick >> 2
+        d = pick & 3
+        src = box_pos[b]
+        player, h = apply_pull(box_pos, box_at, offsets, zobrist, h, pick)
+        hist_pull[length] = src * 4 + d
+        switched = 0
+        if length > 0:
+            prev = hist_pull[length - 1]
+            if (prev >> 2) + offsets[prev & 3] != src:
+                switched = 1
+        hist_switch[length + 1] = hist_switch[length] + switched
+        length += 1
+        _, lowest = reach_player(box_at, offsets, player, stamps, stack)
+        key = h ^ (np.uint64(lowest) * _KEY_MIX)
+        slot = np.int64(key & np.uint64(mask))
+        seen_at = table[slot]
+        if 0 <= seen_at < length and hist_key[seen_at] == key:
+            length = seen_at  # back at an earlier position: erase the loop
+            continue
+        table[slot] = length
+        hist_key[length] = key
+        lb = push_lower_bound(goal_dist, box_pos)
+        score = lb * (1 + min(hist_switch[length], max_switches))
+        if score > best_score:
+            best_score = score
+            out_len = length
+            out_lb = lb
+            out_player = player
+            best_pull[:length] = hist_pull[:length]
+            best_pos[:] = box_pos
+    return best_score, out_len, out_lb, out_player
+
+
+@njit(cache=True, nogil=True)
+def pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, parent, walk, lurd):
+    """Write the LURD solution that takes back ``pulls`` in reverse order, in place.
+
+    Args:
+        offsets: int32[4] flat index step per direction.
+        box_pos: int32[n_boxes] box squares at the level's start; replayed to the end.
+        box_at: int16[n_cells] box index per square, matching ``box_pos``; replayed too.
+        player: the level's start square for the player.
+        pulls: int32[n_pulls] pull history (``from_square * 4 + direction``, see
+            ``walk_pulls``) that led from the solved position to the start.
+        stamps: uint32[n_cells + 1] reach stamps (scratch).
+        queue: int32[n_cells] scratch.
+        parent: int8[n_cells] scratch.
+        walk: int8[n_cells] scratch.
+        lurd: uint8[n_pulls * (n_cells + 1)] receives the ASCII LURD characters.
+
+    Returns:
+        Number of characters written, or -1 when some push side cannot be reached.
+    """
+    n = 0
+    for i in range(pulls.shape[0] - 1, -1, -1):
+        src = pulls[i] >> 2
+        d = pulls[i] & 3
+        box_sq = src + offsets[d]
+        stand = box_sq + offsets[d]
+        k = player_path(box_at, offsets, player, stand, stamps, queue, parent, walk)
+        if k < 0:
+            return -1
+        for j in range(k):
+            lurd[n] = _MOVE_CODES[walk[j]]
+            n += 1
+        lurd[n] = _PUSH_CODES[_OPPOSITE[d]]
+        n += 1
+        b = box_at[box_sq]
+        box_at[box_sq] = -1
+        box_at[src] = b
+        box_pos[b] = src
+        player = box_sq
+    return n
+
+
+@njit(cache=True, nogil=True)
+def generate_candidate(
+    height,
+    width,
+    n_floor,
+    shape,
+    n_walks,
+    max_steps,
+    keep_prob,
+    max_switches,
+    min_pushes,
+    zobrist,
+    rng,
+    cells,
+    goals,
+    boxes,
+    lurd,
+):
+    """One attempt at a level: carve a room, place goals, pull boxes away, write the solution.
+
+    Every walk starts from the solved position (boxes on goals) with the player on a random
+    free square; the best-scoring position over all walks becomes the level, with the player
+    moved to a random square of its region. Scratch arrays are allocated once per attempt.
+
+    Args:
+        height: rows of the grid, outer walls included.
+        width: columns of the grid, outer walls included.
+        n_floor: floor squares wanted (see ``carve_room``).
+        shape: ROOM_RANDOM or ROOM_OPEN.
+        n_walks: random walks per attempt.
+        max_steps: pulls per walk.
+        keep_prob: see ``walk_pulls``.
+        min_pushes: smallest acceptable ``push_lower_bound`` of the start position.
+        zobrist: uint64[height * width] key per square.
+        rng: uint64[2] generator state; advanced in place.
+        cells: uint8[height * width] receives the WALL / FLOOR / GOAL flags of the level.
+        goals: int32[n_boxes] receives the goal squares.
+        boxes: int32[n_boxes] receives the box squares at the start.
+        lurd: uint8[max_steps * (height * width + 1)] receives the solution's ASCII characters.
+
+    Returns:
+        (status GEN_*, player square, pushes in the solution, characters written to ``lurd``,
+        push lower bound of the start position); only the status is meaningful unless GEN_OK.
+    """
+    n_cells = height * width
+    n_boxes = goals.shape[0]
+    offsets = np.array([-width, width, -1, 1], dtype=np.int32)
+    stack = np.empty(n_cells, dtype=np.int32)
+    order = np.empty(n_cells, dtype=np.int32)
+    seen = np.empty(n_cells, dtype=np.int32)
+    carved = carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack)
+    if carved < n_boxes + 2:
+        return GEN_SMALL_ROOM, -1, 0, 0, 0
+    n_free = place_goals(cells, rng, order, goals) - n_boxes
+    goal_dist = goal_distances(cells, offsets, goals)
+
+    stamps = np.zeros(n_cells + 1, dtype=np.uint32)  # layout of engine.reach.new_stamps
+    for sq in range(n_cells):
+        if cells[sq] & WALL:
+            stamps[sq] = WALL_STAMP
+    box_pos = np.empty(n_boxes, dtype=np.int32)
+    box_at = np.full(n_cells, -1, dtype=np.int16)
+    pull_buf = np.empty(4 * n_boxes, dtype=np.int32)
+    hist_pull = np.empty(max_steps, dtype=np.int32)
+    hist_switch = np.empty(max_steps + 1, dtype=np.int32)
+    hist_key = np.empty(max_steps + 1, dtype=np.uint64)
+    size = 16
+    while size < 2 * (max_steps + 1):
+        size *= 2
+    table = np.empty(size, dtype=np.int32)
+    best_pull = np.empty(max_steps, dtype=np.int32)
+    best_score = 0
+    best_len = -1
+    best_lb = 0
+    best_player = -1
+    for _ in range(n_walks):
+        box_at[:] = -1
+        for b in range(n_boxes):
+            box_pos[b] = goals[b]
+            box_at[goals[b]] = b
+        # the player starts on the j-th free floor square (order[n_boxes:] lists them)
+        start = order[n_boxes + random_below(rng, n_free)]
+        score, length, lb, player = walk_pulls(
+            cells,
+            offsets,
+            zobrist,
+            goal_dist,
+            start,
+            max_steps,
+            keep_prob,
+            max_switches,
+            best_score,
+            rng,
+            box_pos,
+            box_at,
+            stamps,
+            stack,
+            pull_buf,
+            hist_pull,
+            hist_switch,
+            hist_key,
+            table,
+            best_pull,
+            boxes,
+        )
+        if length > 0:
+            best_score = score
+            best_len = length
+            best_lb = lb
+            best_player = player
+    if best_len <= 0 or best_lb < min_pushes:
+        return GEN_TOO_EASY, -1, 0, 0, 0
+
+    # the player starts anywhere in the region the last pull left it in
+    box_at[:] = -1
+    for b in range(n_boxes):
+        box_pos[b] = boxes[b]
+        box_at[boxes[b]] = b
+    reach_player(box_at, offsets, best_player, stamps, stack)
+    mark = stamps[n_cells]
+    n_reached = 0
+    for sq in range(n_cells):
+        if stamps[sq] == mark:
+            n_reached += 1
+    j = random_below(rng, n_reached)
+    player = best_player
+    for sq in range(n_cells):
+        if stamps[sq] == mark:
+            if j == 0:
+                player = sq
+                break
+            j -= 1
+
+    parent = np.empty(n_cells, dtype=np.int8)
+    walk = np.empty(n_cells, dtype=np.int8)
+    n_chars = pulls_to_lurd(
+        offsets, box_pos, box_at, player, best_pull[:best_len], stamps, stack, parent, walk, lurd
+    )
+    if n_chars < 0:
+        return GEN_NO_REPLAY, -1, 0, 0, 0
+    for b in range(n_boxes):
+        if not (cells[box_pos[b]] & GOAL):
+            return GEN_NO_REPLAY, -1, 0, 0, 0
+    return GEN_OK, player, best_len, n_chars, best_lb

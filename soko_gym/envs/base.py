@@ -1,0 +1,321 @@
+"""SokobanEnv: what the push, macro and move envs share (levels, frame, rewards, masks, render).
+
+Subclasses define the action space and two hooks, ``_act`` (apply one action through the
+engine's step kernels) and ``_write_mask``; ``step`` is the template around them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from soko_gym.engine import warmup
+from soko_gym.engine.constants import (
+    BOX_AT_DTYPE,
+    DIRECTION_DELTAS,
+    N_PLANES,
+    PLANE_NAMES,
+    SQUARE_DTYPE,
+    STAMP_DTYPE,
+)
+from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.reach import reset_stamps
+from soko_gym.engine.step import (
+    ACT_ILLEGAL,
+    count_on_goal,
+    place_boxes,
+    write_planes,
+)
+from soko_gym.envs.observation import observation_space
+from soko_gym.envs.rewards import RewardFn, RewardScheme, StepOutcome, resolve_reward
+from soko_gym.envs.sources import LevelSource
+
+OBS_MODES = ("planes", "rgb")
+ILLEGAL_ACTION_MODES = ("noop", "raise")
+DEFAULT_LEVELS = "boxoban-unfiltered-train"
+
+
+def frame_offsets(width: int) -> np.ndarray:
+    """int32[4] flat index step per direction on a frame ``width`` squares wide."""
+    return np.array([dr * width + dc for dr, dc in DIRECTION_DELTAS], dtype=SQUARE_DTYPE)
+
+
+def as_action(action: Any, n_actions: int) -> int:
+    """``action`` as a Python int in ``[0, n_actions)``.
+
+    Raises:
+        ValueError: naming the action when it is not an integer or out of range.
+    """
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action[()]
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+        raise ValueError(f"action must be an integer, got {action!r} ({type(action).__name__})")
+    a = int(action)
+    if not 0 <= a < n_actions:
+        raise ValueError(f"action {a} is out of range: the action space is Discrete({n_actions})")
+    return a
+
+
+class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
+    """Base class of the soko-gym environments (see the subclasses for the documentation)."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 8}
+
+    def __init__(
+        self,
+        levels: Any = DEFAULT_LEVELS,
+        *,
+        obs_size: int | tuple[int, int] | None = None,
+        obs_mode: str = "planes",
+        dead_plane: bool = False,
+        tile_size: int = 8,
+        reward_scheme: str | RewardScheme | RewardFn = "boxoban",
+        illegal_action: str = "noop",
+        deadlock_termination: bool = False,
+        level_order: str = "random",
+        generator_kwargs: dict[str, Any] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(
+                f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        if isinstance(tile_size, bool) or not isinstance(tile_size, int) or tile_size < 1:
+            raise ValueError(f"tile_size must be a positive int, got {tile_size!r}")
+        warmup()
+        self.render_mode = render_mode
+        self.obs_mode = obs_mode
+        self.dead_plane = bool(dead_plane)
+        self.tile_size = tile_size
+        self.illegal_action = illegal_action
+        self.deadlock_termination = bool(deadlock_termination)
+        self._coef, self._reward_fn = resolve_reward(reward_scheme)
+        self._source = LevelSource(
+            levels,
+            obs_size=obs_size,
+            level_order=level_order,
+            generator_kwargs=generator_kwargs,
+        )
+        self.obs_size = self._source.size
+        height, width = self.obs_size
+        n = height * width
+        self._n = n
+        self._offsets = frame_offsets(width)
+        self.observation_space = observation_space(
+            self.obs_size, obs_mode, self.dead_plane, tile_size
+        )
+        self.action_space = gym.spaces.Discrete(self._n_actions())
+        table = self._source.table
+        self._n_planes = N_PLANES + int(self.dead_plane)
+        self._obs = np.zeros(self._n_planes * n, dtype=np.uint8)
+        self._box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        self._box_pos = np.zeros(table.max_boxes, dtype=SQUARE_DTYPE)
+        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._stamps = np.zeros(n + 1, dtype=STAMP_DTYPE)
+        self._stack = np.empty(4 * n, dtype=SQUARE_DTYPE)
+        self._parent8 = np.empty(n, dtype=np.int8)
+        self._walk = np.empty(n, dtype=np.int8)
+        self._seen = np.zeros(n + 1, dtype=np.uint32)
+        self._trail = np.empty(n, dtype=SQUARE_DTYPE)
+        self._slot = -1  # table slot of the current level; -1 before the first reset
+        self._level_index = -1
+        self._player = 0
+        self._n_boxes = 0
+        self._on_goal = 0
+        self._moves = 0
+        self._pushes = 0
+        self._human = None
+
+    # -- hooks for the subclasses -------------------------------------------------------------
+
+    @abstractmethod
+    def _n_actions(self) -> int:
+        """Size of the Discrete action space."""
+
+    @abstractmethod
+    def _act(self, action: int) -> tuple[int, int, int, int, str, int]:
+        """Apply a legal-range ``action`` through the step kernels.
+
+        Returns:
+            (ACT_* status, moves, pushes, on-goal change, LURD letters, square the last moved
+            box ended on or -1).
+        """
+
+    @abstractmethod
+    def _write_mask(self) -> None:
+        """Write the legal actions of the current position into ``self._mask``."""
+
+    # -- gymnasium API ------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode on a level drawn from the source (or ``options["level_index"]``)."""
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"level_index"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: ['level_index']")
+        src = self._source
+        if seed is not None:
+            src.restart()
+        if src.generated:
+            if options.get("level_index") is not None:
+                raise ValueError("options['level_index'] needs fixed levels, not 'generated'")
+            slot = src.load(0, self.np_random)
+            self._level_index = src.n_generated - 1
+        else:
+            self._level_index = src.choose(self.np_random, options.get("level_index"))
+            slot = src.load(self._level_index, self.np_random)
+        table = src.table
+        if slot != self._slot or src.generated:
+            reset_stamps(table.cells[slot], self._stamps)
+        self._slot = slot
+        self._cells = table.cells[slot]
+        self._dead = table.dead[slot]
+        self._n_boxes = int(table.n_boxes[slot])
+        place_boxes(self._box_at, self._box_pos, table.start_boxes[slot], self._n_boxes)
+        self._player = int(table.start_player[slot])
+        write_planes(self._cells, self._box_pos, self._n_boxes, self._player, self._obs)
+        self._on_goal = int(count_on_goal(self._cells, self._box_pos, self._n_boxes))
+        self._moves = 0
+        self._pushes = 0
+        self._write_mask()
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info(False, False, 0, "")
+
+    def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one action; see the class docstring for its meaning and the rewards."""
+        if self._slot < 0:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        a = as_action(action, int(self.action_space.n))
+        before = self._on_goal
+        status, moves, pushes, delta, lurd, moved_to = self._act(a)
+        illegal = status == ACT_ILLEGAL
+        if illegal and self.illegal_action == "raise":
+            raise ValueError(f"action {a} is illegal in this position (illegal_action='raise')")
+        self._on_goal += delta
+        self._moves += moves
+        self._pushes += pushes
+        solved = self._on_goal == self._n_boxes
+        deadlock = False
+        if self.deadlock_termination and pushes and not solved:
+            deadlock = bool(
+                is_simple_deadlock(
+                    self._cells,
+                    self._dead,
+                    self._box_at,
+                    self._offsets,
+                    moved_to,
+                    self._seen,
+                    self._trail,
+                )
+            )
+        if self._reward_fn is not None:
+            outcome = StepOutcome(
+                before, self._on_goal, self._n_boxes, solved, moves, pushes, illegal, deadlock
+            )
+            reward = float(self._reward_fn(outcome))
+        else:
+            c = self._coef
+            gained = max(delta, 0)
+            lost = max(-delta, 0)
+            reward = float(c[0] + c[1] * gained + c[2] * lost + (c[3] if solved else 0.0))
+        if not illegal:
+            self._write_mask()
+        if self.render_mode == "human":
+            self.render()
+        info = self._info(illegal, deadlock, moves, lurd)
+        return self._observation(), reward, bool(solved or deadlock), False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the current position: bool[n_actions] (MaskablePPO convention)."""
+        if self._slot < 0:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self._mask.copy()
+
+    def render(self) -> str | np.ndarray | None:
+        """XSB text ("ansi"), an RGB frame ("rgb_array"), or a window ("human")."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode=...")
+            return None
+        if self._slot < 0:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        planes = self.planes()
+        if self.render_mode == "ansi":
+            from soko_gym.envs.render.ansi import planes_to_xsb
+
+            return planes_to_xsb(planes)
+        from soko_gym.envs.render.rgb import draw_planes
+
+        frame = draw_planes(planes, tile_size=max(self.tile_size, 16))
+        if self.render_mode == "rgb_array":
+            return frame
+        if self._human is None:
+            from soko_gym.envs.render.human import HumanRenderer
+
+            self._human = HumanRenderer(caption=type(self).__name__)
+        self._human.show(frame, self.metadata["render_fps"])
+        return None
+
+    def close(self) -> None:
+        """Close the human-render window, if any."""
+        if self._human is not None:
+            self._human.close()
+            self._human = None
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def planes(self) -> np.ndarray:
+        """The current observation planes, uint8[C, H, W] (a copy), whatever ``obs_mode``."""
+        return self._obs.reshape(self._n_planes, *self.obs_size).copy()
+
+    @property
+    def level(self):
+        """The Level being played (None before the first reset)."""
+        return None if self._slot < 0 else self._source.table.levels[self._slot]
+
+    @property
+    def plane_names(self) -> tuple[str, ...]:
+        """Names of the observation planes, in channel order."""
+        return PLANE_NAMES[: self._n_planes]
+
+    def _observation(self) -> np.ndarray:
+        planes = self._obs.reshape(self._n_planes, *self.obs_size)
+        if self.obs_mode == "planes":
+            return planes.copy()
+        from soko_gym.envs.render.rgb import draw_planes
+
+        return draw_planes(planes, tile_size=self.tile_size)
+
+    def _info(self, illegal: bool, deadlock: bool, last_moves: int, last_lurd: str) -> dict:
+        level = self.level
+        return {
+            "pushes": self._pushes,
+            "moves": self._moves,
+            "boxes_on_goals": self._on_goal,
+            "solved": self._on_goal == self._n_boxes,
+            "level_index": self._level_index,
+            "level_title": level.title if level is not None else "",
+            "illegal_action": illegal,
+            "deadlock": deadlock,
+            "last_moves": last_moves,
+            "last_lurd": last_lurd,
+            "action_mask": self._mask.copy(),
+        }
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_human"] = None  # a window does not pickle; a copy opens its own
+        return state

@@ -1,0 +1,106 @@
+"""Sokoban-Move-v0: one action = one player step (Boxoban-compatible)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from soko_gym.engine.constants import MOVE_CHARS, PUSH_CHARS
+from soko_gym.engine.step import ACT_ILLEGAL, ACT_NOOP, ACT_PUSH, move_mask, move_step
+from soko_gym.envs.base import DEFAULT_LEVELS, SokobanEnv
+
+
+class SokobanMoveEnv(SokobanEnv):
+    """Sokoban with one player step per action; stepping into a box pushes it.
+
+    ## Description
+    The classic Sokoban game as Boxoban and gym-sokoban users know it: the player walks one
+    square per action and pushes a box by walking into it, if the square beyond the box is free
+    floor. Put every box on a goal to win. Levels come from a bundled pack, a file, a list of
+    ``Level`` objects or the level generator.
+
+    ## Action Space
+    ``Discrete(4)``, or ``Discrete(5)`` with ``noop_action=True``:
+
+    | Num | Action                           |
+    |-----|----------------------------------|
+    | 0   | up (push the box above, if any)  |
+    | 1   | down                             |
+    | 2   | left                             |
+    | 3   | right                            |
+    | 4   | no-op (only with noop_action)    |
+
+    A step into a wall, or into a box that cannot move, is illegal: a no-op that still costs the
+    step penalty and sets ``info["illegal_action"]`` (or raises with ``illegal_action="raise"``).
+    ``action_masks()`` and ``info["action_mask"]`` give the legal actions.
+
+    ## Observation Space
+    ``Box(0, 1, (C, H, W), uint8)``: planes wall, floor, goal, box, player (C = 5), plus dead
+    squares with ``dead_plane=True`` (C = 6). Each level is centred in the ``obs_size`` frame
+    (default: the largest level of the source); padding is in no plane. With ``obs_mode="rgb"``:
+    ``Box(0, 255, (H * tile_size, W * tile_size, 3), uint8)`` images with the renderer's tiles.
+
+    ## Rewards
+    ``reward_scheme="boxoban"`` (default): -0.1 per step, +1 for a box pushed onto a goal, -1 for
+    a box pushed off a goal, +10 when the level is solved. ``"sparse"``: 1 when solved, else 0.
+    A ``RewardScheme(step, box_on, box_off, solved)`` sets other values; a callable receives a
+    ``StepOutcome`` and returns the reward.
+
+    ## Episode End
+    ``terminated`` when every box is on a goal, or, with ``deadlock_termination=True``, when a
+    push makes a simple deadlock: a box on a dead square or frozen off a goal
+    (``info["deadlock"]``).
+    ``truncated`` after ``max_episode_steps`` actions (120 when made with ``gym.make``).
+
+    ## Information
+    ``pushes``, ``moves`` (so far), ``boxes_on_goals``, ``solved``, ``level_index``,
+    ``level_title``, ``illegal_action``, ``deadlock``, ``last_moves`` (moves of this action),
+    ``last_lurd`` (its LURD letters), ``action_mask``.
+
+    ## Arguments
+    ``gym.make("Sokoban-Move-v0", levels=..., obs_size=None, obs_mode="planes",
+    dead_plane=False, tile_size=8, reward_scheme="boxoban", illegal_action="noop",
+    deadlock_termination=False, level_order="random", generator_kwargs=None,
+    noop_action=False, render_mode=None, max_episode_steps=120)``.
+    ``levels``: a pack name or selection (``"microban:1-10"``), a path, a Level, a list of Level,
+    or ``"generated"`` (with ``generator_kwargs`` for ``soko_gym.levels.generate_level``).
+    ``level_order``: levels drawn from ``np_random`` ("random") or in order ("sequential");
+    ``reset(options={"level_index": i})`` picks one. ``render_mode``: "ansi", "rgb_array",
+    "human" (pygame, from the ``render`` extra).
+
+    ## Registered Configurations
+    ``Sokoban-Move-v0`` (Boxoban unfiltered train levels, 120 steps).
+
+    ## Version History
+    v0: initial release.
+    """
+
+    def __init__(self, levels: Any = DEFAULT_LEVELS, *, noop_action: bool = False, **kwargs: Any):
+        self.noop_action = bool(noop_action)
+        super().__init__(levels, **kwargs)
+
+    def _n_actions(self) -> int:
+        return 5 if self.noop_action else 4
+
+    def _act(self, action: int) -> tuple[int, int, int, int, str, int]:
+        if action == 4:
+            return ACT_NOOP, 0, 0, 0, "", -1
+        status, player, delta, moved_to = move_step(
+            self._cells,
+            self._box_at,
+            self._box_pos,
+            self._offsets,
+            self._obs,
+            self._player,
+            action,
+        )
+        if status == ACT_ILLEGAL:
+            return ACT_ILLEGAL, 0, 0, 0, "", -1
+        self._player = int(player)
+        pushed = status == ACT_PUSH
+        lurd = PUSH_CHARS[action] if pushed else MOVE_CHARS[action]
+        return int(status), 1, int(pushed), int(delta), lurd, int(moved_to)
+
+    def _write_mask(self) -> None:
+        move_mask(self._cells, self._box_at, self._offsets, self._player, self._mask)
+        if self.noop_action:
+            self._mask[4] = True

@@ -1,0 +1,121 @@
+"""The observation frame: levels centred in one fixed H x W grid, kept as arrays for the kernels.
+
+Every env frames its levels the same way, so a square index is ``row * W + col`` in the
+observation and action indices mean the same square for every level of a source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from soko_gym.engine.board import build_board
+from soko_gym.engine.constants import (
+    CELL_DTYPE,
+    DEAD,
+    DRAWN_WALL,
+    N_PLANES,
+    SQUARE_DTYPE,
+)
+from soko_gym.levels import Level
+
+
+def level_fits(level: Level, size: tuple[int, int]) -> bool:
+    """True when ``level`` fits in a frame of ``size = (height, width)``."""
+    return level.height <= size[0] and level.width <= size[1]
+
+
+def frame_level(
+    level: Level, size: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Place ``level`` centred in a frame of ``size = (height, width)``.
+
+    Returns:
+        (cells uint8[H*W] with engine flags plus DEAD and DRAWN_WALL, dead uint8[H*W],
+        box squares int32[n_boxes], player square).
+
+    Raises:
+        ValueError: when the level does not fit in the frame.
+    """
+    height, width = size
+    h, w = level.height, level.width
+    if h > height or w > width:
+        name = f"level {level.title!r}" if level.title else "a level"
+        raise ValueError(f"obs_size {size} is too small: {name} is {h}x{w} (rows x cols)")
+    r0, c0 = (height - h) // 2, (width - w) // 2
+    grid = level.grid
+    drawn = np.zeros((height, width), dtype=bool)
+    drawn[r0 : r0 + h, c0 : c0 + w] = grid == "#"
+    goals = np.zeros((height, width), dtype=bool)
+    goals[r0 : r0 + h, c0 : c0 + w] = np.isin(grid, [".", "*", "+"])
+    boxes = [(r + r0) * width + c + c0 for r, c in level.boxes]
+    pr, pc = level.player
+    player = (pr + r0) * width + pc + c0
+    # padding is not wall, so build_board's outside fill also reaches the level's own outside
+    board = build_board(drawn, goals, boxes, player)
+    cells = board.cells.copy()
+    cells[board.dead != 0] |= DEAD
+    cells[drawn.ravel()] |= DRAWN_WALL
+    return cells, board.dead.copy(), board.start_boxes.copy(), int(player)
+
+
+class LevelTable:
+    """Framed levels in slots of fixed-size arrays that the step kernels index by slot.
+
+    Attributes:
+        size: (height, width) of the frame.
+        cells: uint8[capacity, H*W] table cell flags.
+        dead: uint8[capacity, H*W] 1 on simple dead squares.
+        start_boxes: int32[capacity, max_boxes] start box squares (first ``n_boxes`` used).
+        n_boxes: int64[capacity] boxes per slot.
+        start_player: int64[capacity] start player square.
+        levels: the Level in each slot (None until filled).
+    """
+
+    def __init__(self, size: tuple[int, int], max_boxes: int, capacity: int) -> None:
+        n = size[0] * size[1]
+        self.size = size
+        self.cells = np.zeros((capacity, n), dtype=CELL_DTYPE)
+        self.dead = np.zeros((capacity, n), dtype=CELL_DTYPE)
+        self.start_boxes = np.zeros((capacity, max(1, max_boxes)), dtype=SQUARE_DTYPE)
+        # int64 scalars: kernels get them as Python ints get passed, one signature for both
+        self.n_boxes = np.zeros(capacity, dtype=np.int64)
+        self.start_player = np.zeros(capacity, dtype=np.int64)
+        self.levels: list[Level | None] = [None] * capacity
+
+    @property
+    def max_boxes(self) -> int:
+        """Width of ``start_boxes``: the most boxes any slot may hold."""
+        return int(self.start_boxes.shape[1])
+
+    def put(self, slot: int, level: Level) -> None:
+        """Frame ``level`` into ``slot`` (replacing what was there)."""
+        if level.n_boxes > self.max_boxes:
+            raise ValueError(
+                f"level has {level.n_boxes} boxes; this table holds at most {self.max_boxes}"
+            )
+        cells, dead, boxes, player = frame_level(level, self.size)
+        self.cells[slot] = cells
+        self.dead[slot] = dead
+        self.start_boxes[slot, : boxes.shape[0]] = boxes
+        self.n_boxes[slot] = boxes.shape[0]
+        self.start_player[slot] = player
+        self.levels[slot] = level
+
+    def ensure(self, slots: Sequence[int] | np.ndarray, source: Sequence[Level]) -> None:
+        """Frame ``source[slot]`` into each listed slot that is still empty."""
+        for slot in np.asarray(slots, dtype=np.int64).ravel().tolist():
+            if self.levels[slot] is None:
+                self.put(slot, source[slot])
+
+
+def observation_space(
+    size: tuple[int, int], obs_mode: str, dead_plane: bool, tile_size: int
+) -> spaces.Box:
+    """The observation space of one env: planes ``(C, H, W)`` or an RGB image."""
+    height, width = size
+    if obs_mode == "planes":
+        return spaces.Box(0, 1, (N_PLANES + int(dead_plane), height, width), np.uint8)
+    return spaces.Box(0, 255, (height * tile_size, width * tile_size, 3), np.uint8)
