@@ -21,9 +21,9 @@ from soko_gym.engine.constants import (
 from soko_gym.engine.distance import push_distances, side_regions
 from soko_gym.engine.push import apply_pull, legal_pulls
 from soko_gym.engine.reach import WALL_STAMP, player_path, reach_player
-from soko_gym.engine.zobrist import full_hash
+from soko_gym.engine.zobrist import full_hash, zobrist_table
 
-# Room shapes (the ``shape`` argument of ``carve_room``).
+# Room shapes (the ``shape`` argument of ``_carve_room``).
 ROOM_RANDOM = 0  # a blob carved by a random walk of a 1x1 .. 2x2 brush
 ROOM_OPEN = 1  # a rectangle with scattered single walls that keep the floor connected
 
@@ -55,7 +55,7 @@ _BIG = 1 << 40  # larger than any sum of push distances
 
 
 @njit(cache=True, nogil=True)
-def next_random(rng):
+def _next_random(rng):
     """Advance the generator and return its next output.
 
     Args:
@@ -75,25 +75,28 @@ def next_random(rng):
 
 
 @njit(cache=True, nogil=True)
-def random_below(rng, n):
+def _random_below(rng, n):
     """A random int in ``[0, n)`` for ``1 <= n < 2**32``.
+
+    Callers pass ``n`` as a variable or ``np.int64(...)``, never as a bare literal: numba would
+    compile a separate signature for each literal value.
 
     Args:
         rng: uint64[2] generator state; advanced in place.
         n: exclusive upper bound.
     """
-    high = next_random(rng) >> np.uint64(32)
+    high = _next_random(rng) >> np.uint64(32)
     return np.int64((high * np.uint64(n)) >> np.uint64(32))
 
 
 @njit(cache=True, nogil=True)
-def random_unit(rng):
+def _random_unit(rng):
     """A random float in ``[0, 1)`` with 53 random bits.
 
     Args:
         rng: uint64[2] generator state; advanced in place.
     """
-    return np.float64(next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return np.float64(_next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +125,7 @@ def _count_connected(cells, offsets, start, seen, mark, stack):
 
 
 @njit(cache=True, nogil=True)
-def carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
+def _carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
     """Carve a connected room into an all-wall grid, in place.
 
     ``ROOM_RANDOM`` walks a brush of 1x1, 1x2, 2x1 or 2x2 squares through the interior, turning
@@ -154,7 +157,7 @@ def carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
             cells[sq] = FLOOR
             order[i] = sq
         for i in range(n_inner - 1, 0, -1):  # shuffle: the order walls are tried in
-            j = random_below(rng, i + 1)
+            j = _random_below(rng, i + 1)
             tmp = order[i]
             order[i] = order[j]
             order[j] = tmp
@@ -180,15 +183,15 @@ def carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
             else:
                 cells[sq] = FLOOR
         return count
-    row = 1 + random_below(rng, inner_h)
-    col = 1 + random_below(rng, inner_w)
-    d = random_below(rng, 4)
+    row = 1 + _random_below(rng, inner_h)
+    col = 1 + _random_below(rng, inner_w)
+    d = _random_below(rng, np.int64(4))
     count = 0
     guard = 0
     limit = 64 * inner_h * inner_w
     while count < n_floor and guard < limit:
         guard += 1
-        brush = random_below(rng, 8)  # 0-2: 1x1, 3-4: 1x2, 5-6: 2x1, 7: 2x2
+        brush = _random_below(rng, np.int64(8))  # 0-2: 1x1, 3-4: 1x2, 5-6: 2x1, 7: 2x2
         bh = 2 if brush >= 5 else 1
         bw = 2 if brush == 3 or brush == 4 or brush == 7 else 1
         for r in range(row, min(row + bh, height - 1)):
@@ -197,20 +200,20 @@ def carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
                 if cells[sq] & WALL:
                     cells[sq] = FLOOR
                     count += 1
-        if random_unit(rng) < 0.3:
-            d = random_below(rng, 4)
+        if _random_unit(rng) < 0.3:
+            d = _random_below(rng, np.int64(4))
         nr = row + _ROW_STEP[d]
         nc = col + _COL_STEP[d]
         if 1 <= nr <= inner_h and 1 <= nc <= inner_w:
             row = nr
             col = nc
         else:
-            d = random_below(rng, 4)
+            d = _random_below(rng, np.int64(4))
     return count
 
 
 @njit(cache=True, nogil=True)
-def place_goals(cells, rng, floor, goals):
+def _place_goals(cells, rng, floor, goals):
     """Pick distinct random floor squares as goals and flag them GOAL in ``cells``.
 
     Args:
@@ -231,7 +234,7 @@ def place_goals(cells, rng, floor, goals):
     if n <= k:
         return n
     for i in range(k):  # partial Fisher-Yates shuffle of the floor list
-        j = i + random_below(rng, n - i)
+        j = i + _random_below(rng, n - i)
         tmp = floor[i]
         floor[i] = floor[j]
         floor[j] = tmp
@@ -241,7 +244,7 @@ def place_goals(cells, rng, floor, goals):
 
 
 @njit(cache=True, nogil=True)
-def goal_distances(cells, offsets, goals):
+def _goal_distances(cells, offsets, goals):
     """Lone-box push distances to each goal, minimised over the player's side.
 
     Args:
@@ -267,14 +270,14 @@ def goal_distances(cells, offsets, goals):
 
 
 @njit(cache=True, nogil=True)
-def push_lower_bound(goal_dist, box_pos):
+def _push_lower_bound(goal_dist, box_pos):
     """A lower bound on the pushes that solve a position, from lone-box push distances.
 
     Each box needs at least its distance to the nearest goal, and each goal at least the
     distance of the nearest box; the bound is the larger of the two sums.
 
     Args:
-        goal_dist: int64[n_goals, n_cells] from ``goal_distances``.
+        goal_dist: int64[n_goals, n_cells] from ``_goal_distances``.
         box_pos: int32[n_boxes] box squares.
 
     Returns:
@@ -307,7 +310,7 @@ def push_lower_bound(goal_dist, box_pos):
 
 
 @njit(cache=True, nogil=True)
-def walk_pulls(
+def _walk_pulls(
     cells,
     offsets,
     zobrist,
@@ -316,7 +319,6 @@ def walk_pulls(
     max_steps,
     keep_prob,
     max_switches,
-    best_score,
     rng,
     box_pos,
     box_at,
@@ -327,6 +329,7 @@ def walk_pulls(
     hist_switch,
     hist_key,
     table,
+    best,
     best_pull,
     best_pos,
 ):
@@ -335,8 +338,9 @@ def walk_pulls(
     Each step makes a random legal pull, preferring (with probability ``keep_prob``) the box
     pulled last. When a step returns to a position already on the walk (same boxes, same player
     region) the loop between them is erased, so the kept history never repeats a position. A
-    position scores ``lower_bound * (1 + box switches in its history)``; when it beats
-    ``best_score`` its history and boxes are copied to ``best_pull`` and ``best_pos``.
+    position scores ``lower_bound * (1 + min(box switches in its history, max_switches))``;
+    when it beats the best score so far, its history and boxes are copied to ``best_pull`` and
+    ``best_pos``. A player stuck with no legal pull takes the last pull back.
 
     A pull is recorded by squares, ``from_square * 4 + direction``: the box moved from
     ``from_square`` one square in ``direction``, the player from beside it one square further.
@@ -345,11 +349,12 @@ def walk_pulls(
         cells: uint8[n_cells] static cell flags.
         offsets: int32[4] flat index step per direction.
         zobrist: uint64[n_cells] key per square.
-        goal_dist: int64[n_goals, n_cells] from ``goal_distances``.
+        goal_dist: int64[n_goals, n_cells] from ``_goal_distances``.
         player: player square at the start of the walk (floor, no box).
         max_steps: number of pulls to make (fewer if the player gets stuck).
         keep_prob: chance of pulling the last pulled box again when it can move.
-        best_score: score to beat (0 for the first walk).
+        max_switches: box switches the score counts at most (more switches stop paying off,
+            so the score then favours a higher lower bound).
         rng: uint64[2] generator state; advanced in place.
         box_pos: int32[n_boxes] box squares; moved by the walk.
         box_at: int16[n_cells] box index per square, -1 for none; moved by the walk.
@@ -360,12 +365,13 @@ def walk_pulls(
         hist_switch: int32[max_steps + 1] scratch: box switches up to each history length.
         hist_key: uint64[max_steps + 1] scratch: position key after each history length.
         table: int32[2**k >= 2 * (max_steps + 1)] scratch: key slot -> history length.
+        best: int64[4] the best position so far as (score, history length, lower bound,
+            player square); all 0 before the first walk; updated in place.
         best_pull: int32[max_steps] receives the best history when improved.
         best_pos: int32[n_boxes] receives the best box squares when improved.
 
     Returns:
-        (best score, best history length, best lower bound, best player square); the first
-        item equals ``best_score`` and the others are -1 when the walk found nothing better.
+        True when the walk improved on ``best``.
     """
     mask = table.shape[0] - 1
     table[:] = -1
@@ -376,9 +382,7 @@ def walk_pulls(
     hist_switch[0] = 0
     table[np.int64(key & np.uint64(mask))] = 0
     length = 0
-    out_len = -1
-    out_lb = -1
-    out_player = -1
+    improved = False
     for _ in range(max_steps):
         k = legal_pulls(cells, box_at, box_pos, offsets, stamps, pull_buf)
         if k == 0:
@@ -402,13 +406,13 @@ def walk_pulls(
             code = hist_pull[length - 1]
             last_box = box_at[(code >> 2) + offsets[code & 3]]
         pick = -1
-        if last_box >= 0 and random_unit(rng) < keep_prob:
-            n_same = 0
+        if last_box >= 0 and _random_unit(rng) < keep_prob:
+            n_same = np.int64(0)
             for i in range(k):
                 if pull_buf[i] >> 2 == last_box:
                     n_same += 1
             if n_same > 0:
-                j = random_below(rng, n_same)
+                j = _random_below(rng, n_same)
                 for i in range(k):
                     if pull_buf[i] >> 2 == last_box:
                         if j == 0:
@@ -416,7 +420,7 @@ def walk_pulls(
                             break
                         j -= 1
         if pick < 0:
-            pick = pull_buf[random_below(rng, k)]
+            pick = pull_buf[_random_below(rng, k)]
         b = pick >> 2
         d = pick & 3
         src = box_pos[b]
@@ -438,20 +442,23 @@ def walk_pulls(
             continue
         table[slot] = length
         hist_key[length] = key
-        lb = push_lower_bound(goal_dist, box_pos)
+        lb = _push_lower_bound(goal_dist, box_pos)
         score = lb * (1 + min(hist_switch[length], max_switches))
-        if score > best_score:
-            best_score = score
-            out_len = length
-            out_lb = lb
-            out_player = player
-            best_pull[:length] = hist_pull[:length]
-            best_pos[:] = box_pos
-    return best_score, out_len, out_lb, out_player
+        if score > best[0]:
+            best[0] = score
+            best[1] = length
+            best[2] = lb
+            best[3] = player
+            for i in range(length):  # element loops: no shape-check code to compile
+                best_pull[i] = hist_pull[i]
+            for i in range(box_pos.shape[0]):
+                best_pos[i] = box_pos[i]
+            improved = True
+    return improved
 
 
 @njit(cache=True, nogil=True)
-def pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, parent, walk, lurd):
+def _pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, parent, walk, lurd):
     """Write the LURD solution that takes back ``pulls`` in reverse order, in place.
 
     Args:
@@ -460,7 +467,7 @@ def pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, parent
         box_at: int16[n_cells] box index per square, matching ``box_pos``; replayed too.
         player: the level's start square for the player.
         pulls: int32[n_pulls] pull history (``from_square * 4 + direction``, see
-            ``walk_pulls``) that led from the solved position to the start.
+            ``_walk_pulls``) that led from the solved position to the start.
         stamps: uint32[n_cells + 1] reach stamps (scratch).
         queue: int32[n_cells] scratch.
         parent: int8[n_cells] scratch.
@@ -519,12 +526,13 @@ def generate_candidate(
     Args:
         height: rows of the grid, outer walls included.
         width: columns of the grid, outer walls included.
-        n_floor: floor squares wanted (see ``carve_room``).
+        n_floor: floor squares wanted (see ``_carve_room``).
         shape: ROOM_RANDOM or ROOM_OPEN.
         n_walks: random walks per attempt.
         max_steps: pulls per walk.
-        keep_prob: see ``walk_pulls``.
-        min_pushes: smallest acceptable ``push_lower_bound`` of the start position.
+        keep_prob: see ``_walk_pulls``.
+        max_switches: see ``_walk_pulls``.
+        min_pushes: smallest acceptable ``_push_lower_bound`` of the start position.
         zobrist: uint64[height * width] key per square.
         rng: uint64[2] generator state; advanced in place.
         cells: uint8[height * width] receives the WALL / FLOOR / GOAL flags of the level.
@@ -542,11 +550,11 @@ def generate_candidate(
     stack = np.empty(n_cells, dtype=np.int32)
     order = np.empty(n_cells, dtype=np.int32)
     seen = np.empty(n_cells, dtype=np.int32)
-    carved = carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack)
+    carved = _carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack)
     if carved < n_boxes + 2:
         return GEN_SMALL_ROOM, -1, 0, 0, 0
-    n_free = place_goals(cells, rng, order, goals) - n_boxes
-    goal_dist = goal_distances(cells, offsets, goals)
+    n_free = _place_goals(cells, rng, order, goals) - n_boxes
+    goal_dist = _goal_distances(cells, offsets, goals)
 
     stamps = np.zeros(n_cells + 1, dtype=np.uint32)  # layout of engine.reach.new_stamps
     for sq in range(n_cells):
@@ -563,18 +571,15 @@ def generate_candidate(
         size *= 2
     table = np.empty(size, dtype=np.int32)
     best_pull = np.empty(max_steps, dtype=np.int32)
-    best_score = 0
-    best_len = -1
-    best_lb = 0
-    best_player = -1
+    best = np.zeros(4, dtype=np.int64)  # score, history length, lower bound, player square
     for _ in range(n_walks):
         box_at[:] = -1
         for b in range(n_boxes):
             box_pos[b] = goals[b]
             box_at[goals[b]] = b
-        # the player starts on the j-th free floor square (order[n_boxes:] lists them)
-        start = order[n_boxes + random_below(rng, n_free)]
-        score, length, lb, player = walk_pulls(
+        # a random free floor square: _place_goals left them in order[n_boxes:carved]
+        start = np.int64(order[n_boxes + _random_below(rng, n_free)])
+        _walk_pulls(
             cells,
             offsets,
             zobrist,
@@ -583,7 +588,6 @@ def generate_candidate(
             max_steps,
             keep_prob,
             max_switches,
-            best_score,
             rng,
             box_pos,
             box_at,
@@ -594,14 +598,13 @@ def generate_candidate(
             hist_switch,
             hist_key,
             table,
+            best,
             best_pull,
             boxes,
         )
-        if length > 0:
-            best_score = score
-            best_len = length
-            best_lb = lb
-            best_player = player
+    best_len = best[1]
+    best_lb = best[2]
+    best_player = best[3]
     if best_len <= 0 or best_lb < min_pushes:
         return GEN_TOO_EASY, -1, 0, 0, 0
 
@@ -612,11 +615,11 @@ def generate_candidate(
         box_at[boxes[b]] = b
     reach_player(box_at, offsets, best_player, stamps, stack)
     mark = stamps[n_cells]
-    n_reached = 0
+    n_reached = np.int64(0)
     for sq in range(n_cells):
         if stamps[sq] == mark:
             n_reached += 1
-    j = random_below(rng, n_reached)
+    j = _random_below(rng, n_reached)
     player = best_player
     for sq in range(n_cells):
         if stamps[sq] == mark:
@@ -627,7 +630,7 @@ def generate_candidate(
 
     parent = np.empty(n_cells, dtype=np.int8)
     walk = np.empty(n_cells, dtype=np.int8)
-    n_chars = pulls_to_lurd(
+    n_chars = _pulls_to_lurd(
         offsets, box_pos, box_at, player, best_pull[:best_len], stamps, stack, parent, walk, lurd
     )
     if n_chars < 0:
@@ -636,3 +639,37 @@ def generate_candidate(
         if not (cells[box_pos[b]] & GOAL):
             return GEN_NO_REPLAY, -1, 0, 0, 0
     return GEN_OK, player, best_len, n_chars, best_lb
+
+
+def warmup_generate() -> None:
+    """Compile (or load from the numba cache) ``generate_candidate`` on a tiny open room.
+
+    Uses only the engine, so ``soko_gym.engine.warmup()`` may call it; the levels package's
+    ``warmup_generator()`` compiles the same kernel through a full ``generate_level``.
+    """
+    height = width = 6
+    n_cells = height * width
+    max_steps = 8
+    rng = np.array([0x9E3779B97F4A7C15, 0xD1B54A32D192ED03], dtype=np.uint64)
+    status = GEN_TOO_EASY
+    for _ in range(100):  # a handful of attempts always suffices; the bound only guards
+        status, _, _, _, _ = generate_candidate(
+            height,
+            width,
+            16,
+            ROOM_OPEN,
+            2,
+            max_steps,
+            0.5,
+            1,
+            1,
+            zobrist_table(n_cells),
+            rng,
+            np.empty(n_cells, dtype=np.uint8),
+            np.empty(1, dtype=np.int32),
+            np.empty(1, dtype=np.int32),
+            np.empty(max_steps * (n_cells + 1), dtype=np.uint8),
+        )
+        if status == GEN_OK:
+            return
+    raise AssertionError(f"warm-up room not generated: {GEN_REASONS[int(status)]}")
