@@ -71,4 +71,99 @@ def warmup() -> None:
     )
     result = verify_lurd(board, "rRdrUUruL")
     assert result.ok, result  # the warm-up level's solution must replay
+    _warm_steps(board)
     _warm = True
+
+
+def _warm_steps(board: Board) -> None:
+    """Compile the env step kernels with the argument types the envs pass."""
+    from soko_gym.engine import deadlock, reach, step
+    from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_DTYPE, N_PLANES, SQUARE_DTYPE
+
+    n = board.n_cells
+    cells = board.cells
+    box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+    box_pos = np.zeros(board.n_boxes, dtype=SQUARE_DTYPE)
+    n_boxes = step.place_boxes(box_at, box_pos, board.start_boxes, int(board.n_boxes))
+    obs = np.zeros(N_PLANES * n, dtype=np.uint8)
+    player = int(board.start_player)
+    step.write_planes(cells, box_pos, int(n_boxes), player, obs)
+    step.count_on_goal(cells, box_pos, int(n_boxes))
+    stamps = reach.new_stamps(cells)
+    reach.reset_stamps(cells, stamps)
+    stack = np.empty(4 * n, dtype=SQUARE_DTYPE)
+    queue = np.empty(4 * n, dtype=SQUARE_DTYPE)
+    parent = np.empty(4 * n, dtype=SQUARE_DTYPE)
+    dist = np.empty(4 * n, dtype=DIST_DTYPE)
+    plan = np.empty(4 * n, dtype=np.int8)
+    parent8 = np.empty(n, dtype=np.int8)
+    walk = np.empty(n, dtype=np.int8)
+    seen = np.zeros(n + 1, dtype=np.uint32)
+    trail = np.empty(n, dtype=SQUARE_DTYPE)
+    step.move_mask(cells, box_at, board.offsets, player, np.zeros(5, dtype=bool))
+    step.push_mask(
+        cells,
+        box_at,
+        box_pos,
+        int(n_boxes),
+        board.offsets,
+        player,
+        stamps,
+        stack,
+        np.zeros(4 * n, dtype=bool),
+    )
+    step.macro_mask(
+        cells,
+        box_at,
+        box_pos,
+        int(n_boxes),
+        board.offsets,
+        player,
+        stamps,
+        stack,
+        dist,
+        parent,
+        queue,
+        np.zeros(n * n, dtype=bool),
+    )
+    box = int(box_pos[0])
+    status, player, _, moved = step.move_step(cells, box_at, box_pos, board.offsets, obs, player, 3)
+    player = int(player)
+    step.push_step(
+        cells, box_at, box_pos, board.offsets, obs, player, box + 1, 3, stamps, queue, parent8, walk
+    )
+    step.macro_plan(
+        cells,
+        box_at,
+        board.offsets,
+        player,
+        box + 2,
+        box + 3,
+        stamps,
+        stack,
+        dist,
+        parent,
+        queue,
+        plan,
+    )
+    step.macro_step(
+        cells,
+        box_at,
+        box_pos,
+        board.offsets,
+        obs,
+        player,
+        box + 2,
+        box + 3,
+        stamps,
+        stack,
+        dist,
+        parent,
+        queue,
+        plan,
+        parent8,
+        walk,
+    )
+    deadlock.is_simple_deadlock(
+        cells, board.dead, box_at, board.offsets, int(box_pos[0]), seen, trail
+    )

@@ -277,7 +277,8 @@ def _one_env(
     deadlock[i] = dl
     last_moves[i] = n_moves
     terminated[i] = solved or dl
-    truncated[i] = (not terminated[i]) and params[4] > 0 and steps[i] >= params[4]
+    # as gymnasium.wrappers.TimeLimit: the limit truncates even a step that also terminates
+    truncated[i] = params[4] > 0 and steps[i] >= params[4]
     if status != ACT_ILLEGAL:
         _write_mask(
             kind,

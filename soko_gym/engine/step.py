@@ -12,6 +12,7 @@ order of ``constants.PLANE_*``. Table cells (``cells``) carry the engine flags p
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from soko_gym.engine.constants import (
@@ -352,7 +353,7 @@ def macro_mask(
     mask[:] = False
     k = 0
     for b in range(n_boxes):
-        src = box_pos[b]
+        src = np.int64(box_pos[b])
         box_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
         for sq in range(n):
             if sq == src:
@@ -409,7 +410,7 @@ def macro_step(
     delta = 0
     sq = src
     for i in range(k):
-        d = plan[i]
+        d = np.int64(plan[i])  # int64 like every other caller: one compiled signature
         status, player, w, gd = push_step(
             cells, box_at, box_pos, offsets, obs, player, sq, d, stamps, stack, parent8, walk
         )

@@ -78,7 +78,13 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         level_order: str = "random",
         generator_kwargs: dict[str, Any] | None = None,
         render_mode: str | None = None,
+        **unknown: Any,
     ) -> None:
+        if unknown:
+            raise ValueError(
+                f"unknown argument(s) {sorted(unknown)} for {type(self).__name__}; see its "
+                "docstring for the arguments"
+            )
         if obs_mode not in OBS_MODES:
             raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
         if illegal_action not in ILLEGAL_ACTION_MODES:
@@ -285,6 +291,21 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
     def level(self):
         """The Level being played (None before the first reset)."""
         return None if self._slot < 0 else self._source.table.levels[self._slot]
+
+    def square(self, row: int, col: int) -> int:
+        """Frame square of the current level's ``(row, col)`` (as in ``Level.grid``).
+
+        Action indices use frame squares: ``square * 4 + direction`` in the push env,
+        ``from_square * H * W + to_square`` in the macro env.
+        """
+        level = self.level
+        if level is None:
+            raise gym.error.ResetNeeded("call reset() before square()")
+        if not (0 <= row < level.height and 0 <= col < level.width):
+            raise ValueError(f"(row, col) = ({row}, {col}) is outside the level")
+        height, width = self.obs_size
+        r0, c0 = (height - level.height) // 2, (width - level.width) // 2
+        return (row + r0) * width + col + c0
 
     @property
     def plane_names(self) -> tuple[str, ...]:

@@ -57,6 +57,9 @@ class LevelSource:
                     f"obs_size {self.size} is smaller than the generated levels {gen_size}"
                 )
             self.table = LevelTable(self.size, int(kw.get("n_boxes", 4)), n_envs)
+            from soko_gym.levels.generator import warmup_generator
+
+            warmup_generator()  # compile now, not on the first reset
             return
         if generator_kwargs:
             raise ValueError('generator_kwargs is only used with levels="generated"')

@@ -1,23 +1,49 @@
 import importlib
+import os
 import pkgutil
+import subprocess
+import sys
+from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 
 import soko_gym
 import soko_gym.engine
 from soko_gym.engine import push, reach
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
+from soko_gym.levels.generator import warmup_generator
 
 
 def engine_kernels():
-    """Every numba dispatcher defined in a soko_gym.engine module."""
+    """Every public numba dispatcher of soko_gym.engine (``_`` helpers compile in callers)."""
     kernels = {}
     for info in pkgutil.iter_modules(soko_gym.engine.__path__):
         module = importlib.import_module(f"soko_gym.engine.{info.name}")
         for name, obj in vars(module).items():
-            if hasattr(obj, "signatures") and obj.__module__ == module.__name__:
+            public = not name.startswith("_")
+            if public and hasattr(obj, "signatures") and obj.__module__ == module.__name__:
                 kernels[f"{info.name}.{name}"] = obj
     return kernels
+
+
+def env_rollout(env_id, seed):
+    """Random legal actions in a single env and in serial and parallel vector envs."""
+    env = gym.make(env_id, levels="microban:1-30", deadlock_termination=True)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        mask = env.unwrapped.action_masks()
+        action = rng.choice(np.flatnonzero(mask)) if mask.any() else 0
+        _, _, term, trunc, _ = env.step(action)
+        if term or trunc:
+            env.reset()
+    for parallel in (False, True):
+        venv = soko_gym.make_vec(env_id, 3, levels="microban:1-30", parallel=parallel)
+        venv.reset(seed=seed)
+        for _ in range(10):
+            masks = venv.action_masks()
+            venv.step(np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks]))
 
 
 def mixed_rollout(source):
@@ -51,16 +77,41 @@ def mixed_rollout(source):
 
 
 def test_warmup__compiles_every_engine_kernel():
+    # the batch drivers compile on a vector env's first reset instead, and only the one used
     soko_gym.engine.warmup()
-    kernels = engine_kernels()
+    warmup_generator()  # the generator's kernels warm up with the "generated" level source
+    kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
+    assert {"step.push_step", "step.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
     missing = [name for name, k in kernels.items() if not k.signatures]
     assert not missing, f"warmup() leaves these kernels uncompiled: {missing}"
 
 
-def test_kernels__keep_one_signature_after_a_mixed_rollout():
+def kernels_with_several_signatures():
     soko_gym.engine.warmup()
     for source in ("microban:1", "sasquatch:49", "xsokoban:3", "boxoban-hard:5"):
         mixed_rollout(source)
-    several = {name: k.signatures for name, k in engine_kernels().items() if len(k.signatures) > 1}
-    assert not several, f"kernels recompiled for new argument types: {several}"
+    for seed, env_id in enumerate(soko_gym.ENV_IDS):
+        env_rollout(env_id, seed)
+    venv = soko_gym.make_vec("Sokoban-Push-v0", 2, levels="generated", max_episode_steps=3)
+    venv.reset(seed=0)
+    for _ in range(4):
+        venv.step(np.array([int(np.flatnonzero(m)[0]) for m in venv.action_masks()]))
+    return {name: k.signatures for name, k in engine_kernels().items() if len(k.signatures) > 1}
+
+
+def test_kernels__keep_one_signature_after_a_mixed_rollout(tmp_path):
+    # An empty numba cache in a fresh process: kernels loaded from a cache do not record the
+    # callees they compiled, so only a cold run shows every signature.
+    code = (
+        "from tests.soko_gym.engine.test_warmup import kernels_with_several_signatures as f; "
+        "print(repr(f()))"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    root = Path(__file__).resolve().parents[3]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    several = proc.stdout.strip().splitlines()[-1]
+    assert several == "{}", f"kernels compiled for several argument types: {several}"

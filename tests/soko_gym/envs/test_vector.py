@@ -1,0 +1,134 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import soko_gym
+
+ENV_IDS = list(soko_gym.ENV_IDS)
+LEVELS = "microban:1-25"
+
+
+def choose_actions(masks, rng):
+    acts = []
+    for m in masks:
+        legal = np.flatnonzero(m)
+        if legal.size and rng.random() < 0.9:
+            acts.append(int(rng.choice(legal)))
+        else:
+            acts.append(int(rng.integers(m.size)))  # often illegal: a no-op
+    return np.array(acts, dtype=np.int64)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_vector__equals_single_envs_in_lockstep(env_id, parallel):
+    n, limit = 5, 12
+    venv = soko_gym.make_vec(
+        env_id,
+        n,
+        levels=LEVELS,
+        max_episode_steps=limit,
+        deadlock_termination=True,
+        parallel=parallel,
+    )
+    obs, info = venv.reset(seed=4)
+    singles = [
+        gym.make(env_id, levels=LEVELS, max_episode_steps=limit, deadlock_termination=True)
+        for _ in range(n)
+    ]
+    for i, env in enumerate(singles):
+        o, _ = env.reset(options={"level_index": int(info["level_index"][i])})
+        assert np.array_equal(o, obs[i])
+    rng = np.random.default_rng(0)
+    ended = np.zeros(n, dtype=bool)
+    n_ended = 0
+    for _ in range(60):
+        actions = choose_actions(venv.action_masks(), rng)
+        obs, rewards, term, trunc, info = venv.step(actions)
+        for i, env in enumerate(singles):
+            if ended[i]:  # NEXT_STEP autoreset: this step reset sub-env i
+                o, _ = env.reset(options={"level_index": int(info["level_index"][i])})
+                assert np.array_equal(o, obs[i]) and rewards[i] == 0 and not term[i]
+                continue
+            o, r, te, tr, inf = env.step(actions[i])
+            assert np.array_equal(o, obs[i])
+            assert r == pytest.approx(rewards[i]) and (te, tr) == (term[i], trunc[i])
+            for key in ("moves", "pushes", "illegal_action", "deadlock", "last_moves"):
+                assert inf[key] == info[key][i], key
+            assert np.array_equal(inf["action_mask"], info["action_mask"][i])
+        ended = term | trunc
+        n_ended += int(ended.sum())
+    assert n_ended > 3  # episodes ended by solving, deadlock or the time limit
+
+
+def test_vector__same_step_autoreset_reports_final_observation():
+    venv = soko_gym.make_vec(
+        "Sokoban-Move-v0",
+        3,
+        levels="microban:1",
+        max_episode_steps=2,
+        autoreset_mode=AutoresetMode.SAME_STEP,
+    )
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    start, _ = venv.reset(seed=0)
+    moves = np.array([1, 1, 1])  # down is legal from microban 1's start
+    after_one, *_ = venv.step(moves)
+    obs, rewards, term, trunc, info = venv.step(np.array([0, 0, 0]))
+    assert trunc.all() and not term.any()
+    assert np.array_equal(obs, start)  # already reset
+    assert info["_final_obs"].all()
+    assert not np.array_equal(info["final_obs"][0], start)
+    assert (info["final_info"]["moves"] == 2).all() and (info["moves"] == 0).all()
+
+
+def test_vector__reset_mask_and_level_index():
+    venv = soko_gym.make_vec("Sokoban-Push-v0", 4, levels="microban:1-10")
+    _, info = venv.reset(seed=1, options={"level_index": [0, 1, 2, 3]})
+    assert info["level_index"].tolist() == [0, 1, 2, 3]
+    mask = np.array([False, True, False, False])
+    _, info = venv.reset(options={"reset_mask": mask, "level_index": 9})
+    assert info["level_index"].tolist() == [0, 9, 2, 3]
+
+
+def test_vector__spaces_and_masks_are_batched():
+    venv = soko_gym.make_vec("Sokoban-Macro-v0", 3, levels="boxoban-hard:1-5")
+    obs, info = venv.reset(seed=0)
+    assert obs.shape == (3, 5, 10, 10) and venv.observation_space.contains(obs)
+    assert venv.action_masks().shape == (3, 10_000) and venv.action_masks().any(axis=1).all()
+    assert venv.single_action_space == gym.spaces.Discrete(10_000)
+    assert info["_pushes"].all()
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda v: v.step(np.zeros(2, dtype=np.int64)), "shape"),
+        (lambda v: v.step(np.zeros(3)), "integers"),
+        (lambda v: v.step(np.array([0, 400, 0])), "out of range"),
+        (lambda v: v.reset(options={"reset_mask": [True]}), "reset_mask"),
+    ],
+)
+def test_vector__bad_input_raises_value_error(call, match):
+    venv = soko_gym.make_vec("Sokoban-Push-v0", 3, levels="boxoban-hard:1-3")
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match=match):
+        call(venv)
+
+
+def test_vector__bad_arguments_raise_value_error():
+    with pytest.raises(ValueError, match="num_envs"):
+        soko_gym.make_vec("Sokoban-Push-v0", 0)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        soko_gym.make_vec("Sokoban-Push-v0", 2, autoreset_mode="sometimes")
+    with pytest.raises(ValueError, match="colour"):
+        soko_gym.make_vec("Sokoban-Push-v0", 2, colour="red")
+
+
+def test_vector__render_gives_one_frame_per_env():
+    venv = soko_gym.make_vec("Sokoban-Move-v0", 2, levels="microban:1", render_mode="ansi")
+    venv.reset(seed=0)
+    texts = venv.render()
+    assert len(texts) == 2 and soko_gym.Level.from_xsb(texts[0]) == soko_gym.load_levels(
+        "microban:1"
+    )[0].__class__.from_xsb(texts[1])
