@@ -132,6 +132,9 @@ def _warm_steps(board: Board) -> None:
     step.push_step(
         cells, box_at, box_pos, board.offsets, obs, player, box + 1, 3, stamps, queue, parent8, walk
     )
+    step.box_paths(
+        cells, box_at, board.offsets, player, int(box_pos[0]), stamps, stack, dist, parent, queue
+    )
     step.macro_plan(
         cells,
         box_at,
