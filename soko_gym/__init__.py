@@ -25,18 +25,25 @@ _LAZY = {
 }
 _SUBMODULES = ("engine", "levels", "errors", "cli", "envs")
 
-# id -> (module:class of the env, of its native vector env, default episode limit)
+# id -> (module:class of the env, of its native vector env, default episode limit, kwargs)
 ENV_IDS = {
-    "Sokoban-Push-v0": ("push_env:SokobanPushEnv", "vector:SokobanPushVectorEnv", 200),
-    "Sokoban-Macro-v0": ("macro_env:SokobanMacroEnv", "vector:SokobanMacroVectorEnv", 100),
-    "Sokoban-Move-v0": ("move_env:SokobanMoveEnv", "vector:SokobanMoveVectorEnv", 120),
+    "Sokoban-Push-v0": ("push_env:SokobanPushEnv", "vector:SokobanPushVectorEnv", 200, {}),
+    "Sokoban-Macro-v0": ("macro_env:SokobanMacroEnv", "vector:SokobanMacroVectorEnv", 100, {}),
+    "Sokoban-Move-v0": ("move_env:SokobanMoveEnv", "vector:SokobanMoveVectorEnv", 120, {}),
 }
+# the same envs on fresh generated 10x10 levels with 4 boxes (generator_kwargs to change that)
+ENV_IDS.update(
+    {
+        env_id.replace("-v0", "-Gen-v0"): (entry, vector_entry, limit, {"levels": "generated"})
+        for env_id, (entry, vector_entry, limit, _) in list(ENV_IDS.items())
+    }
+)
 
 
 def _register() -> None:
     from gymnasium.envs.registration import register, registry
 
-    for env_id, (entry, vector_entry, limit) in ENV_IDS.items():
+    for env_id, (entry, vector_entry, limit, kwargs) in ENV_IDS.items():
         if env_id in registry:
             continue
         register(
@@ -44,6 +51,7 @@ def _register() -> None:
             entry_point=f"soko_gym.envs.{entry}",
             vector_entry_point=f"soko_gym.envs.{vector_entry}",
             max_episode_steps=limit,
+            kwargs=kwargs,
         )
 
 

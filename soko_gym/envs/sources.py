@@ -100,8 +100,13 @@ class LevelSource:
         return 0 if self.levels is None else len(self.levels)
 
     def restart(self) -> None:
-        """Start the sequential order over (on a seeded reset)."""
+        """Start the sequential order, and the count of generated levels, over (seeded reset).
+
+        A generated level's ``level_index`` is its number since the last seeded reset, so it
+        depends on the seed alone.
+        """
         self._next = 0
+        self.n_generated = 0
 
     def choose(self, rng: np.random.Generator, level_index: int | None) -> int:
         """Index of the fixed level for the next reset.

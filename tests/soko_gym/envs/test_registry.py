@@ -14,9 +14,14 @@ from .helpers import random_legal_action, rollout, same_trace
 ENV_IDS = list(soko_gym.ENV_IDS)
 
 
+def small_levels(env_id):
+    """Keyword arguments that keep a test fast: a few Microban levels, or generated ones."""
+    return {} if "-Gen-" in env_id else {"levels": "microban:1-20"}
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_registry__env_passes_gymnasium_check_env(env_id):
-    env = gym.make(env_id, levels="microban:1-20", render_mode="rgb_array")
+    env = gym.make(env_id, render_mode="rgb_array", **small_levels(env_id))
     with warnings.catch_warnings():
         warnings.simplefilter("error", category=UserWarning)  # check_env complaints fail
         check_env(env.unwrapped)
@@ -35,7 +40,7 @@ def test_registry__same_seed_gives_same_levels_and_trajectories(env_id):
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_registry__pickle_and_deepcopy_continue_identically(env_id):
-    env = gym.make(env_id, levels="microban:1-20")
+    env = gym.make(env_id, **small_levels(env_id))
     rng = np.random.default_rng(0)
     env.reset(seed=3)
     for _ in range(3):

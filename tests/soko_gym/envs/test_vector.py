@@ -5,7 +5,7 @@ from gymnasium.vector import AutoresetMode
 
 import soko_gym
 
-ENV_IDS = list(soko_gym.ENV_IDS)
+ENV_IDS = [i for i in soko_gym.ENV_IDS if "-Gen-" not in i]  # Gen: same classes
 LEVELS = "microban:1-25"
 
 
