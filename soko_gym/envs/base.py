@@ -49,6 +49,12 @@ def as_action(action: Any, n_actions: int) -> int:
     Raises:
         ValueError: naming the action when it is not an integer or out of range.
     """
+    if type(action) is int or type(action) is np.int64:  # the common case, checked fast
+        if 0 <= action < n_actions:
+            return int(action)
+        raise ValueError(
+            f"action {action} is out of range: the action space is Discrete({n_actions})"
+        )
     if isinstance(action, np.ndarray) and action.shape == ():
         action = action[()]
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
