@@ -4,6 +4,8 @@ Each env's work goes through the same per-env kernels as the single envs (``engi
 a vector env and N single envs stepped in lockstep agree exactly. ``todo[i]`` says what env i
 does in this call: step its action, reset to table slot ``reset_slot[i]``, or nothing. The
 ``*_parallel`` drivers spread envs over numba's threads; the others run on the calling thread.
+The env loop lives inside one kernel that takes a range of envs: the drivers pass the long
+argument list once per call (or per chunk of envs), never once per env.
 
 Shared arguments of the drivers (N envs, n = H * W squares, B = most boxes, A = actions):
     kind: KIND_MOVE, KIND_PUSH or KIND_MACRO.
@@ -26,6 +28,7 @@ Shared arguments of the drivers (N envs, n = H * W squares, B = most boxes, A = 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from soko_gym.engine.deadlock import is_simple_deadlock
@@ -54,59 +57,9 @@ TODO_RESET_KEEP = 3  # reset, keeping this call's outputs (same-step autoreset's
 
 
 @njit(cache=True, nogil=True)
-def _write_mask(
-    kind,
-    i,
-    cells,
-    offsets,
-    params,
-    player,
-    n_boxes,
-    box_at,
-    box_pos,
-    masks,
-    stamps,
-    stack,
-    dist,
-    parent,
-    queue,
-):
-    if kind == KIND_MOVE:
-        move_mask(cells, box_at[i], offsets, player[i], masks[i])
-        if params[6] > 0:
-            masks[i, 4] = True
-    elif kind == KIND_PUSH:
-        push_mask(
-            cells,
-            box_at[i],
-            box_pos[i],
-            n_boxes[i],
-            offsets,
-            player[i],
-            stamps[i],
-            stack[i],
-            masks[i],
-        )
-    else:
-        macro_mask(
-            cells,
-            box_at[i],
-            box_pos[i],
-            n_boxes[i],
-            offsets,
-            player[i],
-            stamps[i],
-            stack[i],
-            dist[i],
-            parent[i],
-            queue[i],
-            masks[i],
-        )
-
-
-@njit(cache=True, nogil=True)
-def _one_env(
-    i,
+def _step_range(
+    lo,
+    hi,
     kind,
     todo,
     actions,
@@ -146,157 +99,163 @@ def _one_env(
     deadlock,
     last_moves,
 ):
-    """Reset or step env ``i`` (see the module docstring for the arguments)."""
-    what = todo[i]
-    if what == TODO_SKIP:
-        return
-    if what != TODO_RESET_KEEP:
-        rewards[i] = 0.0
-        terminated[i] = False
-        truncated[i] = False
-        illegal[i] = False
-        deadlock[i] = False
-        last_moves[i] = 0
-    if what == TODO_RESET or what == TODO_RESET_KEEP:
-        s = reset_slot[i]
-        cells = t_cells[s]
-        if s != slot[i]:
-            reset_stamps(cells, stamps[i])
-        slot[i] = s
-        n_boxes[i] = place_boxes(box_at[i], box_pos[i], t_boxes[s], t_n_boxes[s])
-        player[i] = t_player[s]
-        write_planes(cells, box_pos[i], n_boxes[i], player[i], obs[i])
-        on_goal[i] = count_on_goal(cells, box_pos[i], n_boxes[i])
-        steps[i] = 0
-        moves[i] = 0
-        pushes[i] = 0
-        _write_mask(
-            kind,
-            i,
-            cells,
-            offsets,
-            params,
-            player,
-            n_boxes,
-            box_at,
-            box_pos,
-            masks,
-            stamps,
-            stack,
-            dist,
-            parent,
-            queue,
-        )
-        return
-    s = slot[i]
-    cells = t_cells[s]
-    a = actions[i]
-    n_moves = 0
-    n_pushes = 0
-    delta = 0
-    moved_to = -1
-    status = ACT_ILLEGAL
-    if kind == KIND_MOVE:
-        if a == 4:
-            status = 3  # no-op: legal, changes nothing
+    """Reset or step envs ``lo`` to ``hi - 1``; returns how many episodes ended by a step."""
+    n_done = 0
+    for i in range(lo, hi):
+        what = todo[i]
+        if what == TODO_SKIP:
+            continue
+        if what != TODO_RESET_KEEP:
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            illegal[i] = False
+            deadlock[i] = False
+            last_moves[i] = 0
+        if what == TODO_RESET or what == TODO_RESET_KEEP:
+            s = reset_slot[i]
+            cells = t_cells[s]
+            if s != slot[i]:
+                reset_stamps(cells, stamps[i])
+            slot[i] = s
+            n_boxes[i] = place_boxes(box_at[i], box_pos[i], t_boxes[s], t_n_boxes[s])
+            player[i] = t_player[s]
+            write_planes(cells, box_pos[i], n_boxes[i], player[i], obs[i])
+            on_goal[i] = count_on_goal(cells, box_pos[i], n_boxes[i])
+            steps[i] = 0
+            moves[i] = 0
+            pushes[i] = 0
         else:
-            status, p, delta, moved_to = move_step(
-                cells, box_at[i], box_pos[i], offsets, obs[i], player[i], a
-            )
-            player[i] = p
-            if status != ACT_ILLEGAL:
-                n_moves = 1
-                if status == ACT_PUSH:
+            s = slot[i]
+            cells = t_cells[s]
+            a = actions[i]
+            n_moves = 0
+            n_pushes = 0
+            delta = 0
+            moved_to = -1
+            status = ACT_ILLEGAL
+            if kind == KIND_MOVE:
+                if a == 4:
+                    status = 3  # the no-op action: legal, changes nothing
+                else:
+                    status, p, delta, moved_to = move_step(
+                        cells, box_at[i], box_pos[i], offsets, obs[i], player[i], a
+                    )
+                    player[i] = p
+                    if status != ACT_ILLEGAL:
+                        n_moves = 1
+                        if status == ACT_PUSH:
+                            n_pushes = 1
+            elif kind == KIND_PUSH:
+                sq = a >> 2
+                d = a & 3
+                status, p, w, delta = push_step(
+                    cells,
+                    box_at[i],
+                    box_pos[i],
+                    offsets,
+                    obs[i],
+                    player[i],
+                    sq,
+                    d,
+                    stamps[i],
+                    stack[i],
+                    parent8[i],
+                    walk[i],
+                )
+                player[i] = p
+                if status != ACT_ILLEGAL:
+                    n_moves = w + 1
                     n_pushes = 1
-    elif kind == KIND_PUSH:
-        sq = a >> 2
-        d = a & 3
-        status, p, w, delta = push_step(
-            cells,
-            box_at[i],
-            box_pos[i],
-            offsets,
-            obs[i],
-            player[i],
-            sq,
-            d,
-            stamps[i],
-            stack[i],
-            parent8[i],
-            walk[i],
-        )
-        player[i] = p
-        if status != ACT_ILLEGAL:
-            n_moves = w + 1
-            n_pushes = 1
-            moved_to = sq + offsets[d]
-    else:
-        n = cells.shape[0]
-        src = a // n
-        dst = a - src * n
-        status, p, k, mv, delta = macro_step(
-            cells,
-            box_at[i],
-            box_pos[i],
-            offsets,
-            obs[i],
-            player[i],
-            src,
-            dst,
-            stamps[i],
-            stack[i],
-            dist[i],
-            parent[i],
-            queue[i],
-            plan[i],
-            parent8[i],
-            walk[i],
-        )
-        player[i] = p
-        if status != ACT_ILLEGAL:
-            n_moves = mv
-            n_pushes = k
-            moved_to = dst
-    steps[i] += 1
-    moves[i] += n_moves
-    pushes[i] += n_pushes
-    on_goal[i] += delta
-    solved = on_goal[i] == n_boxes[i]
-    dl = False
-    if params[5] > 0 and n_pushes > 0 and not solved:
-        dl = is_simple_deadlock(cells, t_dead[s], box_at[i], offsets, moved_to, seen[i], trail[i])
-    r = params[0]
-    if delta > 0:
-        r += params[1] * delta
-    elif delta < 0:
-        r -= params[2] * delta
-    if solved:
-        r += params[3]
-    rewards[i] = r
-    illegal[i] = status == ACT_ILLEGAL
-    deadlock[i] = dl
-    last_moves[i] = n_moves
-    terminated[i] = solved or dl
-    # as gymnasium.wrappers.TimeLimit: the limit truncates even a step that also terminates
-    truncated[i] = params[4] > 0 and steps[i] >= params[4]
-    if status != ACT_ILLEGAL:
-        _write_mask(
-            kind,
-            i,
-            cells,
-            offsets,
-            params,
-            player,
-            n_boxes,
-            box_at,
-            box_pos,
-            masks,
-            stamps,
-            stack,
-            dist,
-            parent,
-            queue,
-        )
+                    moved_to = sq + offsets[d]
+            else:
+                n = cells.shape[0]
+                src = a // n
+                dst = a - src * n
+                status, p, k, mv, delta = macro_step(
+                    cells,
+                    box_at[i],
+                    box_pos[i],
+                    offsets,
+                    obs[i],
+                    player[i],
+                    src,
+                    dst,
+                    stamps[i],
+                    stack[i],
+                    dist[i],
+                    parent[i],
+                    queue[i],
+                    plan[i],
+                    parent8[i],
+                    walk[i],
+                )
+                player[i] = p
+                if status != ACT_ILLEGAL:
+                    n_moves = mv
+                    n_pushes = k
+                    moved_to = dst
+            steps[i] += 1
+            moves[i] += n_moves
+            pushes[i] += n_pushes
+            on_goal[i] += delta
+            solved = on_goal[i] == n_boxes[i]
+            dl = False
+            if params[5] > 0 and n_pushes > 0 and not solved:
+                dl = is_simple_deadlock(
+                    cells, t_dead[s], box_at[i], offsets, moved_to, seen[i], trail[i]
+                )
+            r = params[0]
+            if delta > 0:
+                r += params[1] * delta
+            elif delta < 0:
+                r -= params[2] * delta
+            if solved:
+                r += params[3]
+            rewards[i] = r
+            illegal[i] = status == ACT_ILLEGAL
+            deadlock[i] = dl
+            last_moves[i] = n_moves
+            terminated[i] = solved or dl
+            # as gymnasium.wrappers.TimeLimit: the limit truncates even a step that terminates
+            truncated[i] = params[4] > 0 and steps[i] >= params[4]
+            if terminated[i] or truncated[i]:
+                n_done += 1
+            if status == ACT_ILLEGAL:
+                continue  # nothing moved: the mask stands
+        # the legal actions of the new position
+        if kind == KIND_MOVE:
+            move_mask(cells, box_at[i], offsets, player[i], masks[i])
+            if params[6] > 0:
+                masks[i, 4] = True
+        elif kind == KIND_PUSH:
+            push_mask(
+                cells,
+                box_at[i],
+                box_pos[i],
+                n_boxes[i],
+                offsets,
+                player[i],
+                stamps[i],
+                stack[i],
+                masks[i],
+            )
+        else:
+            macro_mask(
+                cells,
+                box_at[i],
+                box_pos[i],
+                n_boxes[i],
+                offsets,
+                player[i],
+                stamps[i],
+                stack[i],
+                dist[i],
+                parent[i],
+                queue[i],
+                masks[i],
+            )
+    return n_done
 
 
 @njit(cache=True, nogil=True)
@@ -341,56 +300,53 @@ def batch_step(
     last_moves,
 ):
     """Reset or step every env on the calling thread; returns the number of episodes it ended."""
-    n_done = 0
-    for i in range(todo.shape[0]):
-        _one_env(
-            i,
-            kind,
-            todo,
-            actions,
-            reset_slot,
-            t_cells,
-            t_dead,
-            t_boxes,
-            t_n_boxes,
-            t_player,
-            offsets,
-            params,
-            slot,
-            player,
-            n_boxes,
-            on_goal,
-            steps,
-            moves,
-            pushes,
-            box_at,
-            box_pos,
-            obs,
-            masks,
-            stamps,
-            seen,
-            stack,
-            queue,
-            parent,
-            dist,
-            plan,
-            parent8,
-            walk,
-            trail,
-            rewards,
-            terminated,
-            truncated,
-            illegal,
-            deadlock,
-            last_moves,
-        )
-        if todo[i] == TODO_STEP and (terminated[i] or truncated[i]):
-            n_done += 1
-    return n_done
+    return _step_range(
+        0,
+        todo.shape[0],
+        kind,
+        todo,
+        actions,
+        reset_slot,
+        t_cells,
+        t_dead,
+        t_boxes,
+        t_n_boxes,
+        t_player,
+        offsets,
+        params,
+        slot,
+        player,
+        n_boxes,
+        on_goal,
+        steps,
+        moves,
+        pushes,
+        box_at,
+        box_pos,
+        obs,
+        masks,
+        stamps,
+        seen,
+        stack,
+        queue,
+        parent,
+        dist,
+        plan,
+        parent8,
+        walk,
+        trail,
+        rewards,
+        terminated,
+        truncated,
+        illegal,
+        deadlock,
+        last_moves,
+    )
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def batch_step_parallel(
+    n_chunks,
     kind,
     todo,
     actions,
@@ -430,11 +386,20 @@ def batch_step_parallel(
     deadlock,
     last_moves,
 ):
-    """``batch_step`` with envs spread over numba's threads; same arguments and result."""
+    """``batch_step`` over ``n_chunks`` chunks of envs spread on numba's threads.
+
+    ``n_chunks`` comes first (a few per thread balance the load; asking numba for its thread
+    count inside a kernel would make it uncacheable); the rest is as ``batch_step``.
+    """
     n_env = todo.shape[0]
-    for i in prange(n_env):
-        _one_env(
-            i,
+    n_chunks = max(1, min(n_env, n_chunks))
+    done = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        lo = c * n_env // n_chunks
+        hi = (c + 1) * n_env // n_chunks
+        done[c] = _step_range(
+            lo,
+            hi,
             kind,
             todo,
             actions,
@@ -474,8 +439,4 @@ def batch_step_parallel(
             deadlock,
             last_moves,
         )
-    n_done = 0
-    for i in range(n_env):
-        if todo[i] == TODO_STEP and (terminated[i] or truncated[i]):
-            n_done += 1
-    return n_done
+    return done.sum()

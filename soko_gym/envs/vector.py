@@ -7,9 +7,11 @@ made with the same arguments and stepped with the same actions and level choices
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import gymnasium as gym
+import numba
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -23,7 +25,8 @@ from soko_gym.envs.push_env import SokobanPushEnv
 from soko_gym.envs.rewards import StepOutcome
 from soko_gym.envs.sources import LevelSource
 
-PARALLEL_FROM = 512  # auto mode: spread envs over numba threads from this many envs on
+PARALLEL_FROM = 256  # auto mode: spread envs over numba threads from this many envs on
+PREFRAME_UP_TO = 2048  # frame every level at construction for sources up to this size
 _INFO_KEYS = (
     "pushes",
     "moves",
@@ -108,6 +111,8 @@ class SokobanVectorEnv(VectorEnv):
             )
         else:
             self._source = tpl._source
+            if self._source.n_levels <= PREFRAME_UP_TO:  # no level building mid-run
+                self._source.table.ensure(np.arange(self._source.n_levels), self._source.levels)
         self.num_envs = n_env
         self.render_mode = render_mode
         self.metadata = {
@@ -180,7 +185,10 @@ class SokobanVectorEnv(VectorEnv):
     def _run(self) -> int:
         t = self._source.table
         s, o = self._state, self._out
-        driver = kernels.batch_step_parallel if self.parallel else kernels.batch_step
+        if self.parallel:
+            driver = partial(kernels.batch_step_parallel, 4 * numba.get_num_threads())
+        else:
+            driver = kernels.batch_step
         return int(
             driver(
                 self.kind,
