@@ -609,8 +609,8 @@ def main() -> None:
         .replace("Steps/s, first legal", "Per env")
     )
     print(
-        "\nThe skipped-driver row is the driver's per-env cost with no game work (`_one_env` is"
-        " called per env with 38 arguments, most of them arrays); stepping minus skipped is the"
+        "\nThe skipped-driver row is the driver's per-env cost with no game work (the env loop"
+        " runs inside one kernel, so it is a branch per env); stepping minus skipped is the"
         " game work itself. The rest row is the step time minus the pieces above it (the random"
         " sampler is not part of the step). parallel=True rates are the most sensitive to other"
         " processes sharing the cores: compare the load averages."
