@@ -1,1 +1,54 @@
-"""Classical Sokoban planners and solution optimizers (filled in by the planner issues)."""
+"""Classical Sokoban planners: ``planners.solve(level, planner="astar", limits=...)``.
+
+Every planner is a ``Planner`` subclass registered under its name; ``available()`` lists them.
+Results are verified with ``soko_gym.verify`` before they are returned.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from planners.base import REGISTRY, Planner
+from planners.limits import SearchLimits
+from planners.result import SearchResult
+
+__all__ = ["Planner", "SearchLimits", "SearchResult", "available", "get_planner", "solve"]
+
+_SUPPORT_MODULES = {"base", "limits", "result", "cli"}  # modules that define no planner
+
+
+def _load_all() -> None:
+    """Import every planner module, which registers its planners (``Planner.name``)."""
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_") and info.name not in _SUPPORT_MODULES:
+            importlib.import_module(f"planners.{info.name}")
+
+
+def available() -> list[str]:
+    """Registry names of every planner, sorted."""
+    _load_all()
+    return sorted(REGISTRY)
+
+
+def get_planner(name: str, **options: Any) -> Planner:
+    """A planner instance by registry name, with its options.
+
+    Raises:
+        ValueError: for an unknown name or option.
+    """
+    _load_all()
+    if name not in REGISTRY:
+        raise ValueError(f"unknown planner {name!r}; available: {', '.join(sorted(REGISTRY))}")
+    try:
+        return REGISTRY[name](**options)
+    except TypeError as err:
+        raise ValueError(f"bad options for planner {name!r}: {err}") from None
+
+
+def solve(
+    level: Any, planner: str = "astar", limits: SearchLimits | None = None, **options: Any
+) -> SearchResult:
+    """Solve one level (a ``Level`` or XSB text) with the named planner."""
+    return get_planner(planner, **options).solve(level, limits)

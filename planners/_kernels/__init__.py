@@ -1,0 +1,1 @@
+"""Jitted search internals shared by the planners: transposition table, heap, node store."""
