@@ -1,0 +1,245 @@
+"""A* (push-optimal) and greedy best-first push search: drivers around ``_kernels.bestfirst``.
+
+Both search positions right after a push, with the player normalized to the smallest square
+it reaches; pushes onto dead squares and pushes that freeze a box off goal are pruned (neither
+can be part of a solution), and a push into a one-wide tunnel with no goal runs on to its end
+(the tunnel macro), as Junghanns' Rolling Stone does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+
+from planners._kernels import bestfirst as bf
+from planners._kernels.heap import heap_push
+from planners._kernels.table import new_table, rehash, table_put
+from planners.base import Outcome, Planner, Push
+from planners.limits import SearchLimits
+from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE, STAMP_DTYPE
+from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.levels import Level
+
+_STEP_MASK = (1 << bf.STEPS_SHIFT) - 1
+
+
+class _Store:
+    """The growable arrays of one best-first search (nodes, table, heap)."""
+
+    def __init__(self, n_boxes: int, capacity: int) -> None:
+        self.n_boxes = n_boxes
+        self.boxes = np.zeros((capacity, n_boxes), dtype=SQUARE_DTYPE)
+        self.player = np.zeros(capacity, dtype=SQUARE_DTYPE)
+        self.parent = np.zeros(capacity, dtype=SQUARE_DTYPE)
+        self.push = np.zeros(capacity, dtype=np.int64)
+        self.g = np.zeros(capacity, dtype=SQUARE_DTYPE)
+        self.h = np.zeros(capacity, dtype=SQUARE_DTYPE)
+        self.t_hash, self.t_player, self.t_value = new_table(2 * capacity)
+        self.h_keys = np.zeros(capacity, dtype=np.int64)
+        self.h_nodes = np.zeros(capacity, dtype=SQUARE_DTYPE)
+
+    @staticmethod
+    def bytes_for(n_boxes: int, nodes: int, table: int, heap: int) -> int:
+        """Memory of stores of these capacities."""
+        return nodes * (4 * n_boxes + 4 * 5 + 8) + table * 16 + heap * 12
+
+    def nbytes(self) -> int:
+        """Current memory of the arrays."""
+        return self.bytes_for(
+            self.n_boxes, self.player.shape[0], self.t_player.shape[0], self.h_keys.shape[0]
+        )
+
+    def grow(self, status: int, budget: int) -> bool:
+        """Double the array ``status`` names; False when that would pass ``budget`` bytes."""
+        nodes, table, heap = self.player.shape[0], self.t_player.shape[0], self.h_keys.shape[0]
+        if status == bf.GROW_NODES:
+            nodes *= 2
+        elif status == bf.GROW_TABLE:
+            table *= 2
+        else:
+            heap *= 2
+        if self.bytes_for(self.n_boxes, nodes, table, heap) > budget:
+            return False
+        if status == bf.GROW_NODES:
+            for name in ("boxes", "player", "parent", "push", "g", "h"):
+                old = getattr(self, name)
+                new = np.zeros((nodes, *old.shape[1:]), dtype=old.dtype)
+                new[: old.shape[0]] = old
+                setattr(self, name, new)
+        elif status == bf.GROW_TABLE:
+            new = new_table(table)
+            rehash(self.t_hash, self.t_player, self.t_value, *new)
+            self.t_hash, self.t_player, self.t_value = new
+        else:
+            for name in ("h_keys", "h_nodes"):
+                old = getattr(self, name)
+                new = np.zeros(heap, dtype=old.dtype)
+                new[: old.shape[0]] = old
+                setattr(self, name, new)
+        return True
+
+
+class BestFirstPlanner(Planner):
+    """Shared driver of ``astar`` and ``greedy`` (options as in those classes)."""
+
+    greedy: ClassVar[bool] = False
+
+    def __init__(
+        self, *, tunnels: bool = True, slice_nodes: int = 20_000, initial_capacity: int = 1 << 14
+    ) -> None:
+        if not isinstance(tunnels, bool):
+            raise ValueError(f"tunnels must be True or False, got {tunnels!r}")
+        for name, value in (("slice_nodes", slice_nodes), ("initial_capacity", initial_capacity)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.tunnels = tunnels
+        self.slice_nodes = slice_nodes
+        self.initial_capacity = 1 << max(4, (initial_capacity - 1).bit_length())
+
+    def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
+        """Best-first search; see the module docstring."""
+        board = level.board
+        nb, n = board.n_boxes, board.n_cells
+        store = _Store(nb, self.initial_capacity)
+        budget_bytes = limits.memory_bytes
+        root_boxes = board.start_boxes.astype(SQUARE_DTYPE)
+        h0 = int(bf.simple_bound(board.nearest_goal_dist, root_boxes))
+        if h0 >= bf.INF_BOUND:  # a box can reach no goal at all
+            return Outcome("unsolvable", stats={"reason": "a box can reach no goal"})
+        if any(board.dead[root_boxes]):
+            return Outcome("unsolvable", stats={"reason": "a box starts on a dead square"})
+        box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        box_at[root_boxes] = np.arange(nb, dtype=BOX_AT_DTYPE)
+        stamps = new_stamps(board.cells)
+        stack = np.empty(n, dtype=SQUARE_DTYPE)
+        _, norm = reach_player(box_at, board.offsets, int(board.start_player), stamps, stack)
+        box_at[:] = -1
+        store.boxes[0] = root_boxes
+        store.player[0] = board.start_player
+        store.parent[0] = -1
+        store.g[0] = 0
+        store.h[0] = h0
+        root_hash = np.uint64(np.bitwise_xor.reduce(board.zobrist[root_boxes]))
+        table_put(store.t_hash, store.t_player, store.t_value, root_hash, int(norm), 0)
+        counters = np.zeros(bf.N_COUNTERS, dtype=np.int64)
+        counters[bf.C_NODES] = counters[bf.C_TABLE] = 1
+        counters[bf.C_PENDING] = -1
+        counters[bf.C_HEAP] = heap_push(
+            store.h_keys,
+            store.h_nodes,
+            0,
+            np.int64(h0 if self.greedy else h0) << bf.KEY_SHIFT | h0,
+            0,
+        )
+        box_pos = np.zeros(nb, dtype=SQUARE_DTYPE)
+        pushes = np.zeros(4 * nb, dtype=SQUARE_DTYPE)
+        seen = np.zeros(n + 1, dtype=STAMP_DTYPE)
+        trail = np.empty(n, dtype=SQUARE_DTYPE)
+        max_nodes = limits.max_nodes
+        peak = store.nbytes()
+        while True:
+            slice_nodes = self.slice_nodes
+            if max_nodes is not None:
+                slice_nodes = max(1, min(slice_nodes, max_nodes - int(counters[bf.C_EXPANDED])))
+            status = bf.run_best_first(
+                board.cells,
+                board.offsets,
+                board.zobrist,
+                board.dead,
+                board.nearest_goal_dist,
+                nb,
+                self.greedy,
+                self.tunnels,
+                store.boxes,
+                store.player,
+                store.parent,
+                store.push,
+                store.g,
+                store.h,
+                store.t_hash,
+                store.t_player,
+                store.t_value,
+                store.h_keys,
+                store.h_nodes,
+                counters,
+                box_pos,
+                box_at,
+                stamps,
+                stack,
+                pushes,
+                seen,
+                trail,
+                slice_nodes,
+            )
+            if status == bf.FOUND:
+                plan = self._plan(store, int(counters[bf.C_GOAL]), board.offsets)
+                return self._outcome("solved", counters, peak, plan)
+            if status == bf.EXHAUSTED:
+                # complete: pruning only drops positions that cannot lead to a solution
+                return self._outcome("unsolvable", counters, peak)
+            if status in (bf.GROW_NODES, bf.GROW_TABLE, bf.GROW_HEAP):
+                if not store.grow(status, budget_bytes):
+                    return self._outcome("memory_limit", counters, peak)
+                peak = max(peak, store.nbytes())
+                continue
+            if max_nodes is not None and counters[bf.C_EXPANDED] >= max_nodes:
+                return self._outcome("node_limit", counters, peak)
+            if deadline is not None and time.perf_counter() >= deadline:
+                return self._outcome("timeout", counters, peak)
+
+    @staticmethod
+    def _plan(store: _Store, goal: int, offsets: np.ndarray) -> list[Push]:
+        segments = []
+        node = goal
+        while store.parent[node] >= 0:
+            code = int(store.push[node])
+            steps = (code >> bf.STEPS_SHIFT) + 1
+            square, d = divmod(code & _STEP_MASK, 4)
+            off = int(offsets[d])
+            segments.append([(square + k * off, d) for k in range(steps)])
+            node = int(store.parent[node])
+        return [push for seg in reversed(segments) for push in seg]
+
+    @staticmethod
+    def _outcome(
+        status: str, counters: np.ndarray, peak: int, plan: list[Push] | None = None
+    ) -> Outcome:
+        stats = {
+            "expanded": int(counters[bf.C_EXPANDED]),
+            "stored_nodes": int(counters[bf.C_NODES]),
+            "pruned_dead_square": int(counters[bf.C_PRUNED_DEAD]),
+            "pruned_frozen": int(counters[bf.C_PRUNED_FROZEN]),
+            "duplicates": int(counters[bf.C_DUPLICATES]),
+            "shortcut_expansions": int(counters[bf.C_SHORTCUTS]),
+            "tunnel_pushes": int(counters[bf.C_TUNNEL]),
+            "peak_memory_mb": round(peak / 2**20, 1),
+        }
+        return Outcome(
+            status, plan, int(counters[bf.C_EXPANDED]), int(counters[bf.C_GENERATED]), stats
+        )
+
+
+class AStarPlanner(BestFirstPlanner):
+    """Push-optimal A* over push positions (``planners.solve(level, "astar")``).
+
+    Args:
+        tunnels: push boxes on through one-wide tunnels as one macro (default True).
+        slice_nodes: expansions per kernel call between limit checks.
+        initial_capacity: first size of the node store (it doubles as needed).
+    """
+
+    name = "astar"
+    optimal = True
+
+
+class GreedyPlanner(BestFirstPlanner):
+    """Greedy best-first on the lower bound alone: fast on big levels, not optimal.
+
+    Options as ``AStarPlanner``.
+    """
+
+    name = "greedy"
+    optimal = False
+    greedy = True
