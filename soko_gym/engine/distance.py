@@ -78,8 +78,8 @@ def push_distances(cells, offsets, goals, regions):
         goal = goals[g]
         tail = 0
         for s in range(4):
+            dist[g, goal, s] = 0  # a box on its goal needs no push, even one walled in
             if regions[goal, s] >= 0:
-                dist[g, goal, s] = 0
                 queue[tail] = goal * 4 + s
                 tail += 1
         head = 0

@@ -67,3 +67,13 @@ def test_dead_squares__corners_off_goal_are_dead():
     dead = {divmod(int(sq), w) for sq in np.flatnonzero(board.dead)}
     assert dead == {(1, 1), (1, 2), (1, 3), (1, 4), (2, 4), (3, 4)}
     assert not board.dead[board.goals[0]]
+
+
+def test_push_distances__walled_in_box_on_goal_is_not_dead():
+    # microban 155 has boxes on goals with walls on all four sides
+    level = soko_gym.Level.from_xsb("#######\n###*###\n#@$ .##\n#######\n")
+    board = level.board
+    w = board.width
+    walled = 1 * w + 3
+    assert board.nearest_goal_dist[walled] == 0 and not board.dead[walled]
+    assert all(board.goal_dist[g, goal] == 0 for g, goal in enumerate(board.goals.tolist()))
