@@ -1,4 +1,4 @@
-"""The ``soko`` command line: show levels and verify LURD solutions."""
+"""The ``soko`` command line: show levels, verify LURD solutions, solve levels with planners."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``soko`` with every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="soko", description="soko-gym: Sokoban levels, engine and solution tools."
+        prog="soko", description="soko-gym: Sokoban levels, engine, planners and solution tools."
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--solutions", metavar="FILE", help="a text file with one LURD line per selected level"
     )
     verify.set_defaults(func=_cmd_verify)
+
+    # solving lives with the planners; imported here only to build the parser
+    from planners.cli import add_solve_parser
+
+    add_solve_parser(sub, SOURCE_HELP)
     return parser
 
 

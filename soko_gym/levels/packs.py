@@ -66,7 +66,8 @@ def pack_info(name: str) -> PackInfo:
         raise ValueError(f"unknown pack {name!r}; bundled packs: {', '.join(_PACKS)}") from None
 
 
-def _split_selection(source: str) -> tuple[str, tuple[int, int] | None]:
+def split_selection(source: str) -> tuple[str, tuple[int, int] | None]:
+    """Split ``"name:A-B"`` into the source and its 1-based (first, last), or (source, None)."""
     if source in _PACKS or Path(source).exists():
         return source, None
     m = _SELECTION.match(source)
@@ -123,7 +124,7 @@ def load_levels(source: str | Path, *, on_error: Literal["raise", "skip"] = "rai
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    base, selection = _split_selection(str(source))
+    base, selection = split_selection(str(source))
     items = _read_source(base)
     if not items:
         raise LevelFormatError(
