@@ -102,8 +102,15 @@ class BestFirstPlanner(Planner):
         """Best-first search; see the module docstring."""
         board = level.board
         nb, n = board.n_boxes, board.n_cells
-        store = _Store(nb, self.initial_capacity)
         budget_bytes = limits.memory_bytes
+        capacity = self.initial_capacity
+        while (
+            capacity > 16 and _Store.bytes_for(nb, capacity, 2 * capacity, capacity) > budget_bytes
+        ):
+            capacity //= 2
+        if _Store.bytes_for(nb, capacity, 2 * capacity, capacity) > budget_bytes:
+            return Outcome("memory_limit", stats={"reason": "the budget holds no search"})
+        store = _Store(nb, capacity)
         root_boxes = board.start_boxes.astype(SQUARE_DTYPE)
         h0 = int(bf.simple_bound(board.nearest_goal_dist, root_boxes))
         if h0 >= bf.INF_BOUND:  # a box can reach no goal at all
