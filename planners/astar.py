@@ -19,10 +19,12 @@ from planners._kernels.table import new_table, rehash, table_put
 from planners.base import Outcome, Planner, Push
 from planners.limits import SearchLimits
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE, STAMP_DTYPE
+from soko_gym.engine.lowerbound import matching_bound_full, new_match_state
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level
 
 _STEP_MASK = (1 << bf.STEPS_SHIFT) - 1
+BOUNDS = ("matching", "simple")
 
 
 class _Store:
@@ -87,13 +89,21 @@ class BestFirstPlanner(Planner):
     greedy: ClassVar[bool] = False
 
     def __init__(
-        self, *, tunnels: bool = True, slice_nodes: int = 20_000, initial_capacity: int = 1 << 14
+        self,
+        *,
+        bound: str = "matching",
+        tunnels: bool = True,
+        slice_nodes: int = 20_000,
+        initial_capacity: int = 1 << 14,
     ) -> None:
+        if bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
         if not isinstance(tunnels, bool):
             raise ValueError(f"tunnels must be True or False, got {tunnels!r}")
         for name, value in (("slice_nodes", slice_nodes), ("initial_capacity", initial_capacity)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        self.bound = bound
         self.tunnels = tunnels
         self.slice_nodes = slice_nodes
         self.initial_capacity = 1 << max(4, (initial_capacity - 1).bit_length())
@@ -112,9 +122,14 @@ class BestFirstPlanner(Planner):
             return Outcome("memory_limit", stats={"reason": "the budget holds no search"})
         store = _Store(nb, capacity)
         root_boxes = board.start_boxes.astype(SQUARE_DTYPE)
-        h0 = int(bf.simple_bound(board.nearest_goal_dist, root_boxes))
-        if h0 >= bf.INF_BOUND:  # a box can reach no goal at all
-            return Outcome("unsolvable", stats={"reason": "a box can reach no goal"})
+        pmatch, work = new_match_state(nb)
+        cmatch = pmatch.copy()
+        if self.bound == "matching":
+            h0 = int(matching_bound_full(board.goal_dist, root_boxes, pmatch, work))
+        else:
+            h0 = int(bf.simple_bound(board.nearest_goal_dist, root_boxes))
+        if h0 >= bf.INF_BOUND:  # no assignment of boxes to distinct reachable goals exists
+            return Outcome("unsolvable", stats={"reason": "the boxes cannot all reach goals"})
         if any(board.dead[root_boxes]):
             return Outcome("unsolvable", stats={"reason": "a box starts on a dead square"})
         box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
@@ -156,6 +171,11 @@ class BestFirstPlanner(Planner):
                 board.zobrist,
                 board.dead,
                 board.nearest_goal_dist,
+                board.goal_dist,
+                int(self.bound == "matching"),
+                pmatch,
+                cmatch,
+                work,
                 nb,
                 self.greedy,
                 self.tunnels,
@@ -232,6 +252,8 @@ class AStarPlanner(BestFirstPlanner):
     """Push-optimal A* over push positions (``planners.solve(level, "astar")``).
 
     Args:
+        bound: lower bound, "matching" (minimum-cost perfect matching of boxes to goals,
+            default) or "simple" (each box to its nearest goal).
         tunnels: push boxes on through one-wide tunnels as one macro (default True).
         slice_nodes: expansions per kernel call between limit checks.
         initial_capacity: first size of the node store (it doubles as needed).

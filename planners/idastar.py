@@ -62,9 +62,9 @@ class IDAStarPlanner(Planner):
     threshold and no solution proves the level unsolvable.
 
     Args:
-        bound: lower bound ``h``: "simple" (each box's pushes to its nearest goal) or
-            "matching" (minimum-cost matching of boxes to goals; tighter, and of constant f
-            parity, so thresholds step by two).
+        bound: lower bound ``h``: "matching" (default: minimum-cost matching of boxes to
+            goals; tighter, and of constant f parity, so thresholds step by two) or "simple"
+            (each box's pushes to its nearest goal).
         tunnels: push boxes on through one-wide tunnels as one macro (default True).
         slice_nodes: expansions per kernel call between limit checks.
         initial_table: first capacity of the transposition table (it doubles as needed).
@@ -76,7 +76,7 @@ class IDAStarPlanner(Planner):
     def __init__(
         self,
         *,
-        bound: str = "simple",
+        bound: str = "matching",
         tunnels: bool = True,
         slice_nodes: int = 20_000,
         initial_table: int = 1 << 14,

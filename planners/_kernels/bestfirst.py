@@ -8,8 +8,10 @@ improved after they were pushed are skipped when popped. The kernel returns to t
 its expansion budget is spent, a goal is popped, the heap is empty or an array is full.
 
 Heuristic ``h``: a lower bound on the pushes still needed; with ``bound_kind`` 0 the sum of each
-box's pushes to its nearest goal, with 1 a minimum-cost matching of boxes to goals (both are
-consistent: one push changes them by at most one, so no closed node is ever reopened).
+box's pushes to its nearest goal, with 1 a minimum-cost perfect matching of boxes to goals
+(solved once per expanded node, updated per child for the one box that moved). Push distances
+depend on the player's side, so a push can lower either bound by more than one: a closed node
+reached again with fewer pushes is reopened, which keeps A* push-optimal.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from planners._kernels.heap import heap_pop, heap_push
 from planners._kernels.table import table_get, table_put
 from soko_gym.engine.constants import DIST_INF, FLOOR, GOAL
 from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.lowerbound import matching_bound_full, matching_bound_update
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
 from soko_gym.engine.reach import reach_player
 
@@ -107,6 +110,11 @@ def run_best_first(
     zobrist,
     dead,
     nearest,
+    goal_dist,
+    bound_kind,
+    pmatch,
+    cmatch,
+    work,
     n_boxes,
     greedy,
     tunnels,
@@ -139,6 +147,10 @@ def run_best_first(
         zobrist: uint64[n_cells] Zobrist keys.
         dead: uint8[n_cells] 1 on simple dead squares.
         nearest: uint16[n_cells] pushes to the nearest goal.
+        goal_dist: uint16[n_goals, n_cells] lone-box pushes to each goal.
+        bound_kind: 0 simple bound, 1 matching bound.
+        pmatch, cmatch: int64[4, n_boxes] matching states of the expanded node and a child;
+            work: int64[3, n_boxes] scratch (see ``engine.lowerbound``).
         n_boxes: number of boxes.
         greedy: order by h alone (True) or by g + h (False).
         tunnels: run pushes on through one-wide tunnels (a push macro).
@@ -206,6 +218,8 @@ def run_best_first(
         player = np.int64(n_player[node])
         reach_player(box_at, offsets, player, stamps, stack)
         k = legal_pushes(cells, box_at, box_pos, offsets, stamps, pushes)
+        if bound_kind == 1:
+            matching_bound_full(goal_dist, box_pos, pmatch, work)
         n_g[node] = -1 - g  # mark expanded (keeps g recoverable as -1 - n_g)
         expanded += 1
         counters[C_EXPANDED] += 1
@@ -233,7 +247,11 @@ def run_best_first(
             if frozen:
                 counters[C_PRUNED_FROZEN] += 1
             else:
-                child_h = simple_bound(nearest, box_pos)
+                if bound_kind == 1:
+                    cmatch[:, :] = pmatch
+                    child_h = matching_bound_update(goal_dist, box_pos, cmatch, b, work)
+                else:
+                    child_h = simple_bound(nearest, box_pos)
                 count, norm = reach_player(box_at, offsets, np.int64(child_player), stamps, stack)
                 child_g = g + n_steps
                 counters[C_GENERATED] += 1

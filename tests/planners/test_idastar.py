@@ -62,10 +62,10 @@ def test_idastar__same_push_counts_without_tunnels_or_with_a_full_table():
 @pytest.mark.parametrize(("xsb", "iterations"), UNSOLVABLE)
 def test_idastar__proves_a_small_level_unsolvable(xsb, iterations):
     level = soko_gym.Level.from_xsb(xsb)
-    result = _idastar(level)
+    result = _idastar(level, bound="simple")
     assert result.status == "unsolvable" == planners.solve(level, "astar").status
     assert result.stats["iterations"] == iterations
-    assert _idastar(level, bound="matching").status == "unsolvable"
+    assert _idastar(level).status == "unsolvable"  # the default matching bound
 
 
 def test_idastar__solved_start_needs_no_search():
@@ -75,7 +75,7 @@ def test_idastar__solved_start_needs_no_search():
 
 def test_idastar__stats_list_each_threshold_up_to_the_optimum():
     level = soko_gym.load_levels("microban:10")[0]
-    result = _idastar(level)
+    result = _idastar(level, bound="simple")
     thresholds = result.stats["thresholds"]
     assert result.stats["iterations"] == len(thresholds) > 1
     assert thresholds == sorted(set(thresholds)) and thresholds[-1] == result.pushes
@@ -84,9 +84,9 @@ def test_idastar__stats_list_each_threshold_up_to_the_optimum():
 
 def test_idastar__node_limit_and_timeout():
     level = soko_gym.load_levels("xsokoban:1")[0]
-    capped = _idastar(level, SearchLimits(max_nodes=500), slice_nodes=64)
+    capped = _idastar(level, SearchLimits(max_nodes=500), slice_nodes=64, bound="simple")
     assert capped.status == "node_limit" and 0 < capped.nodes <= 500
-    late = _idastar(level, SearchLimits(max_seconds=0.2), slice_nodes=256)
+    late = _idastar(level, SearchLimits(max_seconds=0.2), slice_nodes=256, bound="simple")
     assert late.status == "timeout" and late.seconds < 5
 
 
