@@ -170,7 +170,7 @@ class BreadthFirst(Planner):
         push[0] = -1
         player[0] = state.player
         norm = scratch.normalized_player(state.box_at, board.offsets, state.player)
-        table_put(*table.arrays, state.box_hash, norm, np.int32(0))
+        table_put(*table.arrays, state.box_hash, norm, 0)
         counters[k.C_NODES] = 1
         counters[k.C_TABLE] = 1
         max_nodes = limits.max_nodes

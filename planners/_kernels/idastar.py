@@ -188,7 +188,7 @@ def run_idastar(
         s_hash[0] = hsh
         s_push[0] = 0
         _, norm = reach_player(box_at, offsets, np.int64(s_player[0]), stamps, stack)
-        table_put(t_hash, t_player, t_value, hsh, norm, 0)
+        table_put(t_hash, t_player, t_value, hsh, norm, np.int64(0))
         counters[C_TABLE] += 1
         n, n_dead = _list_pushes(
             cells, dead, nearest, offsets, box_at, box_pos, stamps, pushes, s_codes, 0

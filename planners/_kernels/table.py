@@ -67,5 +67,10 @@ def rehash(hashes, players, values, new_hashes, new_players, new_values):
     for i in range(hashes.shape[0]):
         if players[i] != EMPTY:
             table_put(
-                new_hashes, new_players, new_values, hashes[i], np.int64(players[i]), values[i]
+                new_hashes,
+                new_players,
+                new_values,
+                hashes[i],
+                np.int64(players[i]),
+                np.int64(values[i]),  # int64 like every caller: one compiled signature
             )

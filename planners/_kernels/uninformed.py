@@ -134,7 +134,7 @@ def bfs_advance(
                 counters[C_GENERATED] += 1
                 _, norm = reach_player(box_at, offsets, np.int64(pl), stamps, stack)
                 child = counters[C_NODES]
-                if table_put(t_hash, t_player, t_value, h2, np.int64(norm), np.int32(child)):
+                if table_put(t_hash, t_player, t_value, h2, np.int64(norm), np.int64(child)):
                     counters[C_TABLE] += 1
                     counters[C_NODES] += 1
                     for b in range(n_boxes):
@@ -249,7 +249,7 @@ def dfs_advance(
                 known = table_get(t_hash, t_player, t_value, h, np.int64(norm))
                 if known >= 0 and known <= d:
                     repeated = True
-                elif table_put(t_hash, t_player, t_value, h, np.int64(norm), np.int32(d)):
+                elif table_put(t_hash, t_player, t_value, h, np.int64(norm), np.int64(d)):
                     counters[C_TABLE] += 1
             else:
                 for i in range(d):

@@ -11,15 +11,23 @@ import numpy as np
 import soko_gym
 import soko_gym.engine
 from soko_gym.engine import push, reach
+from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
 from soko_gym.levels.generator import warmup_generator
 
 
-def engine_kernels():
-    """Every public numba dispatcher of soko_gym.engine (``_`` helpers compile in callers)."""
+def engine_kernels(packages=("soko_gym.engine",)):
+    """Every public numba dispatcher of the packages (``_`` helpers compile in callers)."""
     kernels = {}
-    for info in pkgutil.iter_modules(soko_gym.engine.__path__):
-        module = importlib.import_module(f"soko_gym.engine.{info.name}")
+    for package in packages:
+        kernels.update(_kernels_of(package))
+    return kernels
+
+
+def _kernels_of(package):
+    kernels = {}
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        module = importlib.import_module(f"{package}.{info.name}")
         for name, obj in vars(module).items():
             public = not name.startswith("_")
             if public and hasattr(obj, "signatures") and obj.__module__ == module.__name__:
@@ -80,6 +88,7 @@ def test_warmup__compiles_every_engine_kernel():
     # the batch drivers compile on a vector env's first reset instead, and only the one used
     soko_gym.engine.warmup()
     warmup_generator()  # the generator's kernels warm up with the "generated" level source
+    warmup_lowerbound(soko_gym.load_levels("microban:1")[0].board)  # the planners' bounds
     kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
     assert {"step.push_step", "step.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
@@ -97,7 +106,13 @@ def kernels_with_several_signatures():
     venv.reset(seed=0)
     for _ in range(4):
         venv.step(np.array([int(np.flatnonzero(m)[0]) for m in venv.action_masks()]))
-    return {name: k.signatures for name, k in engine_kernels().items() if len(k.signatures) > 1}
+    import planners
+
+    for name in planners.available():
+        for level in soko_gym.load_levels("microban:1-2"):
+            planners.solve(level, name, planners.SearchLimits(max_seconds=30))
+    kernels = engine_kernels(("soko_gym.engine", "planners._kernels"))
+    return {name: k.signatures for name, k in kernels.items() if len(k.signatures) > 1}
 
 
 def test_kernels__keep_one_signature_after_a_mixed_rollout(tmp_path):
