@@ -3,7 +3,9 @@
 Both search positions right after a push, with the player normalized to the smallest square
 it reaches; pushes onto dead squares and pushes that freeze a box off goal are pruned (neither
 can be part of a solution), and a push into a one-wide tunnel with no goal runs on to its end
-(the tunnel macro), as Junghanns' Rolling Stone does.
+(the tunnel macro), as Junghanns' Rolling Stone does. Optional pruning, all push-optimal:
+wall lines holding more boxes than goals, PI-corral pruning (only pushes into the corral)
+and corral deadlocks found by a small bounded search (``soko_gym.engine.corral``).
 """
 
 from __future__ import annotations
@@ -18,13 +20,19 @@ from planners._kernels.heap import heap_push
 from planners._kernels.table import new_table, rehash, table_put
 from planners.base import Outcome, Planner, Push
 from planners.limits import SearchLimits
+from soko_gym.engine import deadlock
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE, STAMP_DTYPE
+from soko_gym.engine.corral import new_corral_scratch
 from soko_gym.engine.lowerbound import matching_bound_full, new_match_state
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level
 
 _STEP_MASK = (1 << bf.STEPS_SHIFT) - 1
 BOUNDS = ("matching", "simple")
+PI_CORRALS_DEFAULT = True
+CORRAL_DEADLOCKS_DEFAULT = False
+WALL_LINES_DEFAULT = True
+_CORRAL_MAX_BOXES = 12  # larger corrals are not searched (the answer would be unknown)
 
 
 class _Store:
@@ -93,18 +101,36 @@ class BestFirstPlanner(Planner):
         *,
         bound: str = "matching",
         tunnels: bool = True,
+        pi_corrals: bool = PI_CORRALS_DEFAULT,
+        corral_deadlocks: bool = CORRAL_DEADLOCKS_DEFAULT,
+        wall_lines: bool = WALL_LINES_DEFAULT,
+        corral_budget: int = 256,
         slice_nodes: int = 20_000,
         initial_capacity: int = 1 << 14,
     ) -> None:
         if bound not in BOUNDS:
             raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-        if not isinstance(tunnels, bool):
-            raise ValueError(f"tunnels must be True or False, got {tunnels!r}")
-        for name, value in (("slice_nodes", slice_nodes), ("initial_capacity", initial_capacity)):
+        for name, flag in (
+            ("tunnels", tunnels),
+            ("pi_corrals", pi_corrals),
+            ("corral_deadlocks", corral_deadlocks),
+            ("wall_lines", wall_lines),
+        ):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
+        for name, value in (
+            ("slice_nodes", slice_nodes),
+            ("initial_capacity", initial_capacity),
+            ("corral_budget", corral_budget),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         self.bound = bound
         self.tunnels = tunnels
+        self.pi_corrals = pi_corrals
+        self.corral_deadlocks = corral_deadlocks
+        self.wall_lines = wall_lines
+        self.corral_budget = corral_budget
         self.slice_nodes = slice_nodes
         self.initial_capacity = 1 << max(4, (initial_capacity - 1).bit_length())
 
@@ -159,6 +185,8 @@ class BestFirstPlanner(Planner):
         pushes = np.zeros(4 * nb, dtype=SQUARE_DTYPE)
         seen = np.zeros(n + 1, dtype=STAMP_DTYPE)
         trail = np.empty(n, dtype=SQUARE_DTYPE)
+        line_of, lines = deadlock.wall_lines(board.cells, board.offsets)
+        corral = new_corral_scratch(n, nb, self.corral_budget, _CORRAL_MAX_BOXES)
         max_nodes = limits.max_nodes
         peak = store.nbytes()
         while True:
@@ -179,6 +207,13 @@ class BestFirstPlanner(Planner):
                 nb,
                 self.greedy,
                 self.tunnels,
+                self.pi_corrals,
+                self.corral_deadlocks,
+                self.wall_lines,
+                self.corral_budget,
+                line_of,
+                lines,
+                *corral,
                 store.boxes,
                 store.player,
                 store.parent,
@@ -241,6 +276,10 @@ class BestFirstPlanner(Planner):
             "duplicates": int(counters[bf.C_DUPLICATES]),
             "shortcut_expansions": int(counters[bf.C_SHORTCUTS]),
             "tunnel_pushes": int(counters[bf.C_TUNNEL]),
+            "pruned_wall_line": int(counters[bf.C_PRUNED_WALL_LINE]),
+            "pruned_corral": int(counters[bf.C_PRUNED_CORRAL]),
+            "pi_corral_cuts": int(counters[bf.C_PI_CUTS]),
+            "corral_unknown": int(counters[bf.C_CORRAL_UNKNOWN]),
             "peak_memory_mb": round(peak / 2**20, 1),
         }
         return Outcome(
@@ -255,6 +294,19 @@ class AStarPlanner(BestFirstPlanner):
         bound: lower bound, "matching" (minimum-cost perfect matching of boxes to goals,
             default) or "simple" (each box to its nearest goal).
         tunnels: push boxes on through one-wide tunnels as one macro (default True).
+        pi_corrals: in a position with a PI-corral, generate only the pushes into it
+            (admissible: push-optimality holds). Stat ``pi_corral_cuts`` counts the legal
+            pushes left out.
+        corral_deadlocks: on each expanded node, run a bounded push search (at most
+            ``corral_budget`` positions, corrals of at most 12 boxes) over the boxes of each
+            corral next to the box pushed last; a corral that can neither be opened nor have its
+            boxes put on goals makes the node a deadlock (stat ``pruned_corral``; searches cut
+            short count in ``corral_unknown`` and prune nothing). Off by default: it cuts
+            expanded nodes but slows each expansion more than it saves.
+        wall_lines: drop pushes that leave more boxes than goals on a wall line (stat
+            ``pruned_wall_line``). With the matching bound such a child already has no
+            perfect matching; the line check only drops it before the bound is computed.
+        corral_budget: positions per corral deadlock search (default 256).
         slice_nodes: expansions per kernel call between limit checks.
         initial_capacity: first size of the node store (it doubles as needed).
     """

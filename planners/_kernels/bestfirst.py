@@ -7,6 +7,11 @@ normalized player) to the node with the fewest pushes seen. The heap orders node
 improved after they were pushed are skipped when popped. The kernel returns to the driver when
 its expansion budget is spent, a goal is popped, the heap is empty or an array is full.
 
+Optional pruning (each behind a flag): a push that puts more boxes than goals on a wall line
+(``engine.deadlock``) is dropped; an expanded node with a PI-corral generates only the pushes
+into it, and one whose corral next to the last pushed box fails the bounded corral deadlock
+search (``engine.corral``) generates nothing. All three keep A* push-optimal.
+
 Heuristic ``h``: a lower bound on the pushes still needed; with ``bound_kind`` 0 the sum of each
 box's pushes to its nearest goal, with 1 a minimum-cost perfect matching of boxes to goals
 (solved once per expanded node, updated per child for the one box that moved). Push distances
@@ -22,7 +27,19 @@ from numba import njit
 from planners._kernels.heap import heap_pop, heap_push
 from planners._kernels.table import table_get, table_put
 from soko_gym.engine.constants import DIST_INF, FLOOR, GOAL
-from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.corral import (
+    CORRAL_DEADLOCK,
+    CORRAL_UNKNOWN,
+    INFO_BARRIER_LEN,
+    INFO_BARRIER_START,
+    INFO_MARK,
+    INFO_NEEDS_PUSH,
+    best_pi_corral,
+    corral_deadlock,
+    keep_pushes_into,
+    label_corrals,
+)
+from soko_gym.engine.deadlock import is_simple_deadlock, is_wall_line_deadlock
 from soko_gym.engine.lowerbound import matching_bound_full, matching_bound_update
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
 from soko_gym.engine.reach import reach_player
@@ -48,7 +65,11 @@ C_GOAL = 8
 C_SHORTCUTS = 9  # children expanded at once because their f did not grow
 C_TUNNEL = 10  # extra pushes made by tunnel macros
 C_PENDING = 11  # a shortcut child to expand first on the next call, or -1
-N_COUNTERS = 12
+C_PRUNED_CORRAL = 12  # expanded nodes found deadlocked by the corral search
+C_PRUNED_WALL_LINE = 13  # pushes that overfill a wall line
+C_PI_CUTS = 14  # legal pushes not generated because a PI-corral restricts the node
+C_CORRAL_UNKNOWN = 15  # corral searches that ran out of budget
+N_COUNTERS = 16
 
 KEY_SHIFT = 32
 STEPS_SHIFT = 20  # n_push holds square * 4 + direction below this bit, extra tunnel pushes above
@@ -104,6 +125,105 @@ def _tunnel_end(cells, box_at, offsets, dest, d):
 
 
 @njit(cache=True, nogil=True)
+def _corral_pruning(
+    cells,
+    offsets,
+    zobrist,
+    dead,
+    pi_corrals,
+    corral_deadlocks,
+    corral_budget,
+    cstamp,
+    region,
+    barrier,
+    info,
+    sub_box_at,
+    sub_nodes,
+    sub_hash,
+    sub_player,
+    sub_pos,
+    sub_pushes,
+    box_pos,
+    box_at,
+    player,
+    last_push,
+    stamps,
+    stack,
+    pushes,
+    k,
+    seen,
+    trail,
+    counters,
+):
+    """Restrict an expanded node's pushes by its corrals; returns how many stay in ``pushes``.
+
+    ``stamps`` must hold the node's reach fill (it is overwritten by the deadlock search);
+    ``last_push`` is the node's ``n_push`` entry, -1 at the root. Arrays as in
+    ``run_best_first``.
+    """
+    n_corrals = label_corrals(
+        cells, box_at, box_pos, offsets, stamps, cstamp, region, barrier, info
+    )
+    if n_corrals == 0:
+        return k
+    if pi_corrals:
+        best, _ = best_pi_corral(dead, box_at, offsets, stamps, cstamp, barrier, info, n_corrals)
+        if best >= 0:
+            kept = keep_pushes_into(
+                box_pos, offsets, cstamp, np.int64(info[best, INFO_MARK]), pushes, k
+            )
+            counters[C_PI_CUTS] += k - kept
+            k = kept
+    if not corral_deadlocks or k == 0:
+        return k
+    pushed = np.int64(-1)  # square of the box pushed last
+    if last_push >= 0:
+        d = last_push & 3
+        pushed = player + offsets[d]
+    for c in range(n_corrals):
+        if info[c, INFO_NEEDS_PUSH] == 0:
+            continue
+        if pushed >= 0:
+            touches = False
+            start = info[c, INFO_BARRIER_START]
+            for j in range(start, start + info[c, INFO_BARRIER_LEN]):
+                if barrier[j] == pushed:
+                    touches = True
+                    break
+            if not touches:
+                continue
+        status = corral_deadlock(
+            cells,
+            dead,
+            offsets,
+            zobrist,
+            box_at,
+            region,
+            barrier,
+            info,
+            np.int64(c),
+            player,
+            corral_budget,
+            sub_box_at,
+            sub_nodes,
+            sub_hash,
+            sub_player,
+            sub_pos,
+            sub_pushes,
+            stamps,
+            stack,
+            seen,
+            trail,
+        )
+        if status == CORRAL_DEADLOCK:
+            counters[C_PRUNED_CORRAL] += 1
+            return 0
+        if status == CORRAL_UNKNOWN:
+            counters[C_CORRAL_UNKNOWN] += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
 def run_best_first(
     cells,
     offsets,
@@ -118,6 +238,22 @@ def run_best_first(
     n_boxes,
     greedy,
     tunnels,
+    pi_corrals,
+    corral_deadlocks,
+    wall_lines,
+    corral_budget,
+    line_of,
+    lines,
+    cstamp,
+    region,
+    barrier,
+    info,
+    sub_box_at,
+    sub_nodes,
+    sub_hash,
+    sub_player,
+    sub_pos,
+    sub_pushes,
     n_boxes_arr,
     n_player,
     n_parent,
@@ -154,6 +290,16 @@ def run_best_first(
         n_boxes: number of boxes.
         greedy: order by h alone (True) or by g + h (False).
         tunnels: run pushes on through one-wide tunnels (a push macro).
+        pi_corrals: generate only the pushes into a PI-corral when the node has one.
+        corral_deadlocks: run the bounded corral deadlock search on expanded nodes, for the
+            corrals whose barrier holds the box pushed last (all corrals at the root).
+        wall_lines: drop pushes that put more boxes than goals on a wall line.
+        corral_budget: most positions one corral deadlock search stores.
+        line_of: int32[2, n_cells], lines: int32[n_lines, 4] the board's wall lines
+            (``engine.deadlock.wall_lines``).
+        cstamp, region, barrier, info, sub_box_at, sub_nodes, sub_hash, sub_player, sub_pos,
+            sub_pushes: corral scratch (``engine.corral.CorralScratch``; dtypes and shapes
+            there).
         n_boxes_arr: int32[cap, n_boxes] box squares per node.
         n_player: int32[cap] player square per node (right after its push).
         n_parent: int32[cap] parent node, -1 for the root.
@@ -218,6 +364,37 @@ def run_best_first(
         player = np.int64(n_player[node])
         reach_player(box_at, offsets, player, stamps, stack)
         k = legal_pushes(cells, box_at, box_pos, offsets, stamps, pushes)
+        if pi_corrals or corral_deadlocks:
+            k = _corral_pruning(
+                cells,
+                offsets,
+                zobrist,
+                dead,
+                pi_corrals,
+                corral_deadlocks,
+                corral_budget,
+                cstamp,
+                region,
+                barrier,
+                info,
+                sub_box_at,
+                sub_nodes,
+                sub_hash,
+                sub_player,
+                sub_pos,
+                sub_pushes,
+                box_pos,
+                box_at,
+                player,
+                np.int64(n_push[node]) if n_parent[node] >= 0 else np.int64(-1),
+                stamps,
+                stack,
+                pushes,
+                k,
+                seen,
+                trail,
+                counters,
+            )
         if bound_kind == 1:
             matching_bound_full(goal_dist, box_pos, pmatch, work)
         n_g[node] = -1 - g  # mark expanded (keeps g recoverable as -1 - n_g)
@@ -244,8 +421,13 @@ def run_best_first(
             frozen = is_simple_deadlock(
                 cells, dead, box_at, offsets, np.int64(box_pos[b]), seen, trail
             )
+            walled = False
+            if wall_lines and not frozen:
+                walled = is_wall_line_deadlock(line_of, lines, box_at, np.int64(box_pos[b]))
             if frozen:
                 counters[C_PRUNED_FROZEN] += 1
+            elif walled:
+                counters[C_PRUNED_WALL_LINE] += 1
             else:
                 if bound_kind == 1:
                     cmatch[:, :] = pmatch

@@ -1,0 +1,631 @@
+"""Corrals: unreachable areas fenced by boxes; PI-corral push pruning and corral deadlocks.
+
+Definitions, for a position with player reachable area R (free squares the player walks to):
+
+- A *barrier box* is a box next to a square of R.
+- A *corral* is a maximal 4-connected set K of non-wall squares outside R, grown from a free
+  square next to a barrier box, that passes through free squares and through boxes touching
+  no square of R (its *interior boxes*) and stops at barrier boxes. Every non-wall neighbour
+  of K is in K or a barrier box, so the player cannot enter K before a box moves.
+- The corral's *barrier* is the set of barrier boxes next to a square of K. Its boxes are the
+  barrier plus the interior boxes.
+- The corral *needs a push* when one of its boxes is off goal or a free square of K is a
+  goal: then every solution pushes a barrier box into K at some point (the first move of any
+  corral box, and the first box to enter K, is such a push).
+- A *potential push* is a barrier box ``b`` moved in direction ``d`` with the player's side
+  ``s = b - d`` neither a wall, nor in K, nor a barrier box of this corral, and the target
+  ``t = b + d`` neither a wall nor a barrier box of this corral; it goes *into the corral*
+  when ``t`` is in K. Potential pushes into the corral onto an interior box or onto a simple
+  dead square are ignored (no solution makes them as the first push into K).
+- The corral is an *I-corral* when every other potential push targets a simple dead square,
+  so before the first push into K no corral box moves. It is a *P-corral* when the player
+  reaches (in R) the side ``s`` of every potential push into K onto a free, live square, so all
+  of them are legal now. A *PI-corral* is both, and needs a push.
+
+PI-corral pruning: in a PI-corral position only the pushes into the corral are generated. It
+is admissible: take an optimal solution and its first push into K; every earlier push moves a
+box outside K and the barrier, along walks outside K, so that push can be made first and the
+earlier ones after it unchanged (they never touch K, and the square it frees only widens
+their walks), giving a solution of the same length that starts with a generated push. The
+pruned graph keeps every position's optimal distance, so A* stays push-optimal. A PI-corral
+with no legal push into it is a deadlock.
+
+Corral deadlock test: a bounded breadth-first push search on the board with every box outside
+the corral removed. Any solution, restricted to the corral's boxes, is a push sequence of that
+smaller problem (fewer boxes only widen walks and free targets), so if no sequence reaches an
+*open* position (the player reaches every free square of K) or one with every corral box on a
+goal, the position is a deadlock. Pushes onto dead squares and freezes off goal are pruned
+inside it. When the node budget runs out the answer is unknown, never a deadlock. Visited
+positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from soko_gym.engine.board import build_board
+from soko_gym.engine.constants import BOX_AT_DTYPE, GOAL, HASH_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.deadlock import is_simple_deadlock, is_wall_line_deadlock, wall_lines
+from soko_gym.engine.push import apply_push, legal_pushes, undo_push
+from soko_gym.engine.reach import WALL_STAMP, new_stamps, reach_player
+
+# Columns of the corral table ``info`` (int32[max_corrals, N_INFO]).
+INFO_MARK = 0  # label of the corral's squares in ``cstamp`` (K squares hold it for good)
+INFO_REGION_START = 1  # first index of the corral's squares K in ``region``
+INFO_REGION_LEN = 2
+INFO_BARRIER_START = 3  # first index of its barrier boxes' squares in ``barrier``
+INFO_BARRIER_LEN = 4
+INFO_NEEDS_PUSH = 5  # 1 when a corral box is off goal or a free square of K is a goal
+N_INFO = 6
+
+# Results of corral_deadlock.
+CORRAL_OPEN = 0  # the bounded search opened the corral or put its boxes on goals
+CORRAL_DEADLOCK = 1  # the search ran out of positions: the position is a deadlock
+CORRAL_UNKNOWN = 2  # the node budget ran out, or the corral has too many boxes
+
+_EMPTY = -1
+_MARK_LIMIT = 0x7FFFFFFF
+
+
+@njit(cache=True, nogil=True)
+def label_corrals(cells, box_at, box_pos, offsets, stamps, cstamp, region, barrier, info):
+    """Find every corral next to a barrier box and record its squares and barrier.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        box_at: int16[n_cells] box index per square, -1 for none.
+        box_pos: int32[n_boxes] square of each box.
+        offsets: int32[4] flat index step per direction.
+        stamps: uint32[n_cells + 1] holding ``reach_player`` of this position (R has the
+            mark, barrier boxes mark + 1); read only.
+        cstamp: int32[n_cells + 1] corral labels; ``cstamp[n_cells]`` holds the last label
+            used. On return a square is in K of corral ``k`` iff ``cstamp[sq] ==
+            info[k, INFO_MARK]`` and it is not a barrier box (walls keep their old values).
+        region: int32[n_cells] output: the squares K of each corral, corral after corral.
+        barrier: int32[4 * n_boxes] output: the barrier boxes' squares of each corral.
+        info: int32[4 * n_boxes, N_INFO] output: one row per corral (``INFO_*`` columns).
+
+    Returns:
+        The number of corrals found (rows of ``info`` written).
+    """
+    n = cells.shape[0]
+    rmark = stamps[n]
+    bmark = rmark + np.uint32(1)
+    cap = info.shape[0]
+    base = np.int64(cstamp[n])
+    if base > _MARK_LIMIT - cap - 1:  # labels would overflow: start over
+        for i in range(n + 1):
+            cstamp[i] = 0
+        base = np.int64(0)
+    n_corrals = 0
+    n_region = 0
+    n_barrier = 0
+    for i in range(box_pos.shape[0]):
+        bsq = box_pos[i]
+        if stamps[bsq] != bmark:
+            continue
+        for d in range(4):
+            seed = bsq + offsets[d]
+            if stamps[seed] >= rmark or cstamp[seed] > base:  # wall, R, barrier, labelled
+                continue
+            if n_corrals == cap:
+                cstamp[n] = base + n_corrals
+                return n_corrals
+            mark = base + n_corrals + 1
+            start = n_region
+            bstart = n_barrier
+            needs = 0
+            region[n_region] = seed
+            n_region += 1
+            cstamp[seed] = mark
+            head = start
+            while head < n_region:
+                sq = region[head]
+                head += 1
+                on_goal = (cells[sq] & GOAL) != 0
+                if (box_at[sq] >= 0) != on_goal:  # box off goal or free goal
+                    needs = 1
+                for d2 in range(4):
+                    nb = sq + offsets[d2]
+                    st = stamps[nb]
+                    if st == WALL_STAMP or st == rmark or cstamp[nb] == mark:
+                        continue
+                    cstamp[nb] = mark
+                    if st == bmark:
+                        barrier[n_barrier] = nb
+                        n_barrier += 1
+                        if not (cells[nb] & GOAL):
+                            needs = 1
+                    else:
+                        region[n_region] = nb
+                        n_region += 1
+            info[n_corrals, INFO_MARK] = mark
+            info[n_corrals, INFO_REGION_START] = start
+            info[n_corrals, INFO_REGION_LEN] = n_region - start
+            info[n_corrals, INFO_BARRIER_START] = bstart
+            info[n_corrals, INFO_BARRIER_LEN] = n_barrier - bstart
+            info[n_corrals, INFO_NEEDS_PUSH] = needs
+            n_corrals += 1
+    cstamp[n] = base + n_corrals
+    return n_corrals
+
+
+@njit(cache=True, nogil=True)
+def _in_k(stamps, cstamp, sq, mark):
+    """True when ``sq`` is a square of the corral labelled ``mark`` (not one of its boxes)."""
+    return cstamp[sq] == mark and stamps[sq] != stamps[stamps.shape[0] - 1] + np.uint32(1)
+
+
+@njit(cache=True, nogil=True)
+def _in_barrier(offsets, stamps, cstamp, sq, mark):
+    """True when ``sq`` holds a barrier box next to a square of the corral labelled ``mark``."""
+    if stamps[sq] != stamps[stamps.shape[0] - 1] + np.uint32(1):
+        return False
+    for d in range(4):
+        if _in_k(stamps, cstamp, np.int64(sq + offsets[d]), mark):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def pi_corral_pushes(dead, box_at, offsets, stamps, cstamp, barrier, info, k):
+    """Number of pushes into corral ``k`` when it is a PI-corral, else -1.
+
+    Counts the potential pushes into K onto free, live squares (all legal now when the corral
+    is a PI-corral); see the module docstring for the conditions.
+
+    Args:
+        dead: uint8[n_cells] nonzero on simple dead squares.
+        box_at: int16[n_cells] box index per square, -1 for none.
+        offsets: int32[4] flat index step per direction.
+        stamps: uint32[n_cells + 1] the ``reach_player`` fill given to ``label_corrals``.
+        cstamp: int32[n_cells + 1] corral labels from ``label_corrals``.
+        barrier: int32[4 * n_boxes] barrier squares from ``label_corrals``.
+        info: int32[4 * n_boxes, N_INFO] corral table from ``label_corrals``.
+        k: corral index (row of ``info``).
+
+    Returns:
+        The number of pushes into the corral (0: the position is a deadlock), or -1 when the
+        corral is not a PI-corral or needs no push.
+    """
+    if info[k, INFO_NEEDS_PUSH] == 0:
+        return -1
+    rmark = stamps[stamps.shape[0] - 1]
+    mark = np.int64(info[k, INFO_MARK])
+    count = 0
+    start = info[k, INFO_BARRIER_START]
+    for j in range(start, start + info[k, INFO_BARRIER_LEN]):
+        b = np.int64(barrier[j])
+        for d in range(4):
+            s = b - offsets[d]
+            t = b + offsets[d]
+            if stamps[s] == WALL_STAMP or _in_k(stamps, cstamp, s, mark):
+                continue
+            if _in_barrier(offsets, stamps, cstamp, s, mark):
+                continue
+            if stamps[t] == WALL_STAMP or _in_barrier(offsets, stamps, cstamp, t, mark):
+                continue
+            if _in_k(stamps, cstamp, t, mark):
+                if box_at[t] >= 0 or dead[t]:
+                    continue
+                if stamps[s] != rmark:  # P fails: the player cannot make this push now
+                    return -1
+                count += 1
+            elif not dead[t]:  # I fails: the box could leave the barrier another way
+                return -1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def best_pi_corral(dead, box_at, offsets, stamps, cstamp, barrier, info, n_corrals):
+    """The PI-corral with the fewest pushes into it.
+
+    Args:
+        dead, box_at, offsets, stamps, cstamp, barrier, info: as in ``pi_corral_pushes``.
+        n_corrals: rows of ``info`` filled by ``label_corrals``.
+
+    Returns:
+        (corral index, its number of pushes), or (-1, -1) when no corral is a PI-corral. A
+        count of 0 means the position is a deadlock.
+    """
+    best = -1
+    best_count = -1
+    for k in range(n_corrals):
+        c = pi_corral_pushes(dead, box_at, offsets, stamps, cstamp, barrier, info, k)
+        if c >= 0 and (best < 0 or c < best_count):
+            best = k
+            best_count = c
+            if c == 0:
+                break
+    return best, best_count
+
+
+@njit(cache=True, nogil=True)
+def keep_pushes_into(box_pos, offsets, cstamp, mark, pushes, n_pushes):
+    """Compact ``pushes`` in place to the pushes whose box lands on a square labelled ``mark``.
+
+    Args:
+        box_pos: int32[n_boxes] square of each box.
+        offsets: int32[4] flat index step per direction.
+        cstamp: int32[n_cells + 1] corral labels from ``label_corrals``.
+        mark: the corral's label (``info[k, INFO_MARK]``).
+        pushes: int32[4 * n_boxes] push codes (box * 4 + direction) of legal pushes; updated.
+        n_pushes: number of codes in ``pushes``.
+
+    Returns:
+        The number of pushes kept (at the front of ``pushes``).
+    """
+    kept = 0
+    for i in range(n_pushes):
+        code = pushes[i]
+        dest = box_pos[code >> 2] + offsets[code & 3]
+        if cstamp[dest] == mark:  # a legal target is free, so never a barrier box
+            pushes[kept] = code
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _is_open(region, start, length, sub_box_at, stamps):
+    """True when the latest fill reaches every free square of the corral's K."""
+    mark = stamps[stamps.shape[0] - 1]
+    for i in range(start, start + length):
+        sq = region[i]
+        if sub_box_at[sq] < 0 and stamps[sq] != mark:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _sub_slot(sub_hash, sub_player, h, p):
+    """Slot of key (h, p) in the sub-search's open-addressing table (linear probing)."""
+    mask = sub_hash.shape[0] - 1
+    i = np.int64(
+        (h ^ (h >> np.uint64(29)) ^ np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) & np.uint64(mask)
+    )
+    while sub_player[i] != _EMPTY and (sub_hash[i] != h or sub_player[i] != p):
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True, nogil=True)
+def corral_deadlock(
+    cells,
+    dead,
+    offsets,
+    zobrist,
+    box_at,
+    region,
+    barrier,
+    info,
+    k,
+    player,
+    budget,
+    sub_box_at,
+    sub_nodes,
+    sub_hash,
+    sub_player,
+    sub_pos,
+    sub_pushes,
+    stamps,
+    stack,
+    seen,
+    trail,
+):
+    """Decide by a bounded push search whether corral ``k`` makes the position a deadlock.
+
+    Only the corral's boxes (barrier and interior) stay on the board; see the module
+    docstring for why exhausting this search proves a deadlock.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        dead: uint8[n_cells] nonzero on simple dead squares.
+        offsets: int32[4] flat index step per direction.
+        zobrist: uint64[n_cells] Zobrist key per square.
+        box_at: int16[n_cells] box index per square of the full position, -1 for none.
+        region: int32[n_cells] corral squares from ``label_corrals``.
+        barrier: int32[4 * n_boxes] barrier squares from ``label_corrals``.
+        info: int32[4 * n_boxes, N_INFO] corral table from ``label_corrals``.
+        k: corral index (row of ``info``).
+        player: the player's square in the position.
+        budget: most positions to store (at most ``sub_nodes.shape[0]``).
+        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
+        sub_nodes: int32[cap, max_boxes + 2] scratch: per stored position its box squares,
+            its player square (column ``max_boxes``) and its table slot (last column).
+        sub_hash: uint64[table cap] scratch keys, table cap a power of two >= 2 * cap.
+        sub_player: int32[table cap] scratch, all -1 on entry and on return.
+        sub_pos: int32[max_boxes] scratch box squares; sub_pushes: int32[4 * max_boxes].
+        stamps: uint32[n_cells + 1] stamp buffer (its latest fill is overwritten).
+        stack: int32[n_cells] scratch.
+        seen: uint32[n_cells + 1], trail: int32[n_cells]: ``is_simple_deadlock`` scratch.
+
+    Returns:
+        CORRAL_DEADLOCK, CORRAL_OPEN or CORRAL_UNKNOWN.
+    """
+    max_boxes = sub_nodes.shape[1] - 2
+    col_player = max_boxes
+    col_slot = max_boxes + 1
+    rstart = info[k, INFO_REGION_START]
+    rlen = info[k, INFO_REGION_LEN]
+    m = 0
+    on_goal = 0
+    bstart = info[k, INFO_BARRIER_START]
+    for j in range(bstart, bstart + info[k, INFO_BARRIER_LEN]):
+        if m == max_boxes:
+            return CORRAL_UNKNOWN
+        sub_nodes[0, m] = barrier[j]
+        m += 1
+    for j in range(rstart, rstart + rlen):
+        sq = region[j]
+        if box_at[sq] >= 0:
+            if m == max_boxes:
+                return CORRAL_UNKNOWN
+            sub_nodes[0, m] = sq
+            m += 1
+    for i in range(m):
+        if cells[sub_nodes[0, i]] & GOAL:
+            on_goal += 1
+    if on_goal == m:
+        return CORRAL_OPEN
+    sub_nodes[0, col_player] = player
+    limit = min(budget, sub_nodes.shape[0])
+    h = np.uint64(0)
+    for i in range(m):
+        sq = sub_nodes[0, i]
+        sub_box_at[sq] = i
+        h ^= zobrist[sq]
+    _, norm = reach_player(sub_box_at, offsets, player, stamps, stack)
+    status = CORRAL_DEADLOCK
+    if _is_open(region, rstart, rlen, sub_box_at, stamps):
+        status = CORRAL_OPEN
+    slot = _sub_slot(sub_hash, sub_player, h, np.int64(norm))
+    sub_hash[slot] = h
+    sub_player[slot] = norm
+    sub_nodes[0, col_slot] = slot
+    for i in range(m):
+        sub_box_at[sub_nodes[0, i]] = -1
+    tail = 1
+    head = 0
+    while status == CORRAL_DEADLOCK and head < tail:
+        h = np.uint64(0)
+        for i in range(m):
+            sq = sub_nodes[head, i]
+            sub_pos[i] = sq
+            sub_box_at[sq] = i
+            h ^= zobrist[sq]
+        box_pos = sub_pos[:m]
+        reach_player(sub_box_at, offsets, np.int64(sub_nodes[head, col_player]), stamps, stack)
+        n_push = legal_pushes(cells, sub_box_at, box_pos, offsets, stamps, sub_pushes)
+        for i in range(n_push):
+            code = np.int64(sub_pushes[i])
+            dest = np.int64(box_pos[code >> 2] + offsets[code & 3])
+            if dead[dest]:
+                continue
+            child_player, h2 = apply_push(box_pos, sub_box_at, offsets, zobrist, h, code)
+            if not is_simple_deadlock(cells, dead, sub_box_at, offsets, dest, seen, trail):
+                goals = 0
+                for j in range(m):
+                    if cells[box_pos[j]] & GOAL:
+                        goals += 1
+                _, norm = reach_player(sub_box_at, offsets, np.int64(child_player), stamps, stack)
+                if goals == m or _is_open(region, rstart, rlen, sub_box_at, stamps):
+                    status = CORRAL_OPEN
+                else:
+                    slot = _sub_slot(sub_hash, sub_player, h2, np.int64(norm))
+                    if sub_player[slot] == _EMPTY:
+                        if tail == limit:
+                            status = CORRAL_UNKNOWN
+                        else:
+                            sub_hash[slot] = h2
+                            sub_player[slot] = norm
+                            for j in range(m):
+                                sub_nodes[tail, j] = box_pos[j]
+                            sub_nodes[tail, col_player] = child_player
+                            sub_nodes[tail, col_slot] = slot
+                            tail += 1
+            undo_push(box_pos, sub_box_at, offsets, zobrist, h2, code)
+            if status != CORRAL_DEADLOCK:
+                break
+        for i in range(m):
+            sub_box_at[sub_pos[i]] = -1
+        head += 1
+    for node in range(tail):  # empty the table again: every key in it is a stored position
+        sub_player[sub_nodes[node, col_slot]] = _EMPTY
+    return status
+
+
+class CorralScratch(NamedTuple):
+    """Scratch arrays of the corral kernels for one board (see ``new_corral_scratch``)."""
+
+    cstamp: np.ndarray  # int32[n_cells + 1] corral labels
+    region: np.ndarray  # int32[n_cells] corral squares
+    barrier: np.ndarray  # int32[4 * n_boxes] barrier squares
+    info: np.ndarray  # int32[4 * n_boxes, N_INFO] corral table
+    sub_box_at: np.ndarray  # int16[n_cells], all -1
+    sub_nodes: np.ndarray  # int32[budget, max_boxes + 2]
+    sub_hash: np.ndarray  # uint64[table cap]
+    sub_player: np.ndarray  # int32[table cap], all -1
+    sub_pos: np.ndarray  # int32[max_boxes]
+    sub_pushes: np.ndarray  # int32[4 * max_boxes]
+
+
+def new_corral_scratch(
+    n_cells: int, n_boxes: int, budget: int = 256, max_boxes: int = 12
+) -> CorralScratch:
+    """Fresh scratch for ``label_corrals`` and the bounded ``corral_deadlock`` search.
+
+    Args:
+        n_cells: squares of the board.
+        n_boxes: boxes of the level.
+        budget: most positions one corral search stores.
+        max_boxes: largest corral searched (larger ones answer unknown).
+    """
+    nb = max(1, n_boxes)
+    mb = max(1, min(nb, max_boxes))
+    cap = max(1, budget)
+    table = 1 << max(2, (2 * cap - 1).bit_length())
+    return CorralScratch(
+        cstamp=np.zeros(n_cells + 1, dtype=np.int32),
+        region=np.zeros(n_cells, dtype=SQUARE_DTYPE),
+        barrier=np.zeros(4 * nb, dtype=SQUARE_DTYPE),
+        info=np.zeros((4 * nb, N_INFO), dtype=np.int32),
+        sub_box_at=np.full(n_cells, -1, dtype=BOX_AT_DTYPE),
+        sub_nodes=np.zeros((cap, mb + 2), dtype=SQUARE_DTYPE),
+        sub_hash=np.zeros(table, dtype=HASH_DTYPE),
+        sub_player=np.full(table, _EMPTY, dtype=np.int32),
+        sub_pos=np.zeros(mb, dtype=SQUARE_DTYPE),
+        sub_pushes=np.zeros(4 * mb, dtype=SQUARE_DTYPE),
+    )
+
+
+def _corrals_of(board, state, scratch: CorralScratch) -> tuple[int, np.ndarray]:
+    """Reach and label the corrals of ``state``; returns (n_corrals, the stamp buffer)."""
+    stamps = new_stamps(board.cells)
+    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+    reach_player(state.box_at, board.offsets, int(state.player), stamps, stack)
+    n_corrals = label_corrals(
+        board.cells,
+        state.box_at,
+        state.box_pos,
+        board.offsets,
+        stamps,
+        scratch.cstamp,
+        scratch.region,
+        scratch.barrier,
+        scratch.info,
+    )
+    return int(n_corrals), stamps
+
+
+def pi_corral_pushes_of(board, state) -> list[tuple[int, int]] | None:
+    """The pushes PI-corral pruning keeps in a position, or None when it has no PI-corral.
+
+    Args:
+        board: a ``soko_gym.engine.Board``.
+        state: a ``soko_gym.engine.State`` of it.
+
+    Returns:
+        (box square, direction) of each push into the PI-corral with the fewest of them (an
+        empty list: the position is a deadlock), or None when no corral is a PI-corral.
+    """
+    scratch = new_corral_scratch(board.n_cells, board.n_boxes)
+    n_corrals, stamps = _corrals_of(board, state, scratch)
+    best, _ = best_pi_corral(
+        board.dead,
+        state.box_at,
+        board.offsets,
+        stamps,
+        scratch.cstamp,
+        scratch.barrier,
+        scratch.info,
+        n_corrals,
+    )
+    if best < 0:
+        return None
+    pushes = np.zeros(4 * board.n_boxes, dtype=SQUARE_DTYPE)
+    k = legal_pushes(board.cells, state.box_at, state.box_pos, board.offsets, stamps, pushes)
+    kept = keep_pushes_into(
+        state.box_pos,
+        board.offsets,
+        scratch.cstamp,
+        int(scratch.info[best, INFO_MARK]),
+        pushes,
+        k,
+    )
+    return [
+        (int(state.box_pos[c >> 2]), int(c & 3))
+        for c in pushes[:kept]
+        if not board.dead[state.box_pos[c >> 2] + board.offsets[c & 3]]
+    ]
+
+
+def corral_deadlock_status(board, state, budget: int = 256, max_boxes: int = 12) -> int:
+    """Run the corral deadlock test on every corral of a position that needs a push.
+
+    Args:
+        board: a ``soko_gym.engine.Board``.
+        state: a ``soko_gym.engine.State`` of it.
+        budget: most positions each bounded search stores.
+        max_boxes: largest corral (barrier and interior boxes) searched.
+
+    Returns:
+        CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
+        search was cut short, else CORRAL_OPEN.
+    """
+    scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
+    n_corrals, stamps = _corrals_of(board, state, scratch)
+    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+    seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
+    trail = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+    result = CORRAL_OPEN
+    for k in range(n_corrals):
+        if scratch.info[k, INFO_NEEDS_PUSH] == 0:
+            continue
+        status = corral_deadlock(
+            board.cells,
+            board.dead,
+            board.offsets,
+            board.zobrist,
+            state.box_at,
+            scratch.region,
+            scratch.barrier,
+            scratch.info,
+            k,
+            int(state.player),
+            budget,
+            scratch.sub_box_at,
+            scratch.sub_nodes,
+            scratch.sub_hash,
+            scratch.sub_player,
+            scratch.sub_pos,
+            scratch.sub_pushes,
+            stamps,
+            stack,
+            seen,
+            trail,
+        )
+        if status == CORRAL_DEADLOCK:
+            return CORRAL_DEADLOCK
+        if status == CORRAL_UNKNOWN:
+            result = CORRAL_UNKNOWN
+    return result
+
+
+# A corral that is both a PI-corral and a deadlock: every corral kernel runs on it.
+_WARMUP_ROWS = (
+    "#########",
+    "#.  #   #",
+    "#   #   #",
+    "# @ $ $.#",
+    "#   #   #",
+    "#   #   #",
+    "#########",
+)
+
+
+def warmup_corral() -> None:
+    """Compile or load every kernel of this module and the wall-line check, as planners do."""
+    grid = np.array([list(row) for row in _WARMUP_ROWS])
+    boxes = [int(i) for i in np.flatnonzero(grid == "$")]
+    board = build_board(grid == "#", grid == ".", boxes, int(np.flatnonzero(grid == "@")[0]))
+    state = board.initial_state()
+    corral_deadlock_status(board, state, budget=4)
+    pi_corral_pushes_of(board, state)
+    scratch = new_corral_scratch(board.n_cells, board.n_boxes)
+    n_corrals, stamps = _corrals_of(board, state, scratch)
+    if n_corrals:
+        pi_corral_pushes(
+            board.dead,
+            state.box_at,
+            board.offsets,
+            stamps,
+            scratch.cstamp,
+            scratch.barrier,
+            scratch.info,
+            0,
+        )
+    line_of, lines = wall_lines(board.cells, board.offsets)
+    is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))

@@ -1,0 +1,117 @@
+import numpy as np
+import pytest
+
+import planners
+import soko_gym
+from soko_gym.engine.constants import RIGHT, SQUARE_DTYPE
+from soko_gym.engine.corral import (
+    CORRAL_DEADLOCK,
+    CORRAL_OPEN,
+    CORRAL_UNKNOWN,
+    corral_deadlock_status,
+    pi_corral_pushes_of,
+)
+from soko_gym.engine.deadlock import is_wall_line_deadlock, wall_lines
+from soko_gym.engine.push import legal_pushes
+from soko_gym.engine.reach import new_stamps, reach_player
+
+# the doorway box fences the right room, whose goal is free: only pushing it right is kept
+PI_CUT = "#########\n#    #  #\n# $@ $ .#\n#.   #  #\n#########"
+# the box under the goal alcove could also be pushed right along it: no PI-corral
+PI_NO_CUT = "########\n##.#   #\n# $  @ #\n#    * #\n########"
+# the doorway box is blocked by the box inside: a PI-corral with no push, a deadlock
+PI_NO_PUSH = "#######\n#. #  #\n# @$$.#\n#  #  #\n#######"
+# the doorway box can go one square into the room, then both boxes are stuck
+CORRAL_DEAD = "#########\n#.  #   #\n#   #   #\n# @ $ $.#\n#   #   #\n#   #   #\n#########"
+# the same room with the inner box one row lower: solvable, the corral opens
+CORRAL_OPENS = "#########\n#.  #   #\n#   #   #\n# @ $  .#\n#   # $ #\n#   #   #\n#########"
+# the top row is a wall line with one goal; with two goals it may hold two boxes
+WALL_LINE_ONE_GOAL = "#######\n#.    #\n# $ $ #\n#@    #\n#    .#\n#######"
+WALL_LINE_TWO_GOALS = "#######\n#.   .#\n# $ $ #\n#@    #\n#     #\n#######"
+
+
+def position(xsb, boxes=None):
+    board = soko_gym.Level.from_xsb(xsb).board
+    if boxes is None:
+        return board, board.initial_state()
+    squares = [board.square(r, c) for r, c in boxes]
+    return board, soko_gym.engine.State.from_squares(board, squares, board.start_player)
+
+
+def n_legal_pushes(board, state):
+    stamps = new_stamps(board.cells)
+    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+    reach_player(state.box_at, board.offsets, int(state.player), stamps, stack)
+    out = np.zeros(4 * board.n_boxes, dtype=SQUARE_DTYPE)
+    return int(legal_pushes(board.cells, state.box_at, state.box_pos, board.offsets, stamps, out))
+
+
+def test_pi_corral__keeps_only_the_pushes_into_the_corral():
+    board, state = position(PI_CUT)
+    assert pi_corral_pushes_of(board, state) == [(board.square(2, 5), RIGHT)]
+    assert n_legal_pushes(board, state) > 1  # the left box's pushes are cut
+
+
+def test_pi_corral__not_when_a_barrier_box_can_leave_along_the_barrier():
+    board, state = position(PI_NO_CUT)
+    assert pi_corral_pushes_of(board, state) is None
+
+
+def test_pi_corral__without_a_push_into_it_is_a_deadlock():
+    board, state = position(PI_NO_PUSH)
+    assert pi_corral_pushes_of(board, state) == []
+    assert planners.solve(PI_NO_PUSH, "bfs").status == "unsolvable"
+
+
+def test_corral_deadlock__proves_a_closed_room_deadlocked():
+    board, state = position(CORRAL_DEAD)
+    assert corral_deadlock_status(board, state) == CORRAL_DEADLOCK
+    assert planners.solve(CORRAL_DEAD, "bfs").status == "unsolvable"
+
+
+def test_corral_deadlock__keeps_a_corral_that_opens():
+    board, state = position(CORRAL_OPENS)
+    assert corral_deadlock_status(board, state) == CORRAL_OPEN
+    assert planners.solve(CORRAL_OPENS, "bfs").solved
+
+
+def test_corral_deadlock__budget_too_small_says_unknown():
+    board, state = position(CORRAL_DEAD)
+    assert corral_deadlock_status(board, state, budget=1) == CORRAL_UNKNOWN
+    assert corral_deadlock_status(board, state, budget=2) == CORRAL_DEADLOCK
+    board, state = position(CORRAL_OPENS)
+    for budget in range(1, 8):  # a cut-short search is never a deadlock
+        assert corral_deadlock_status(board, state, budget=budget) != CORRAL_DEADLOCK
+
+
+def test_corral_deadlock__too_many_boxes_says_unknown():
+    board, state = position(CORRAL_DEAD)
+    assert corral_deadlock_status(board, state, max_boxes=1) == CORRAL_UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("xsb", "boxes", "dead"),
+    [
+        (WALL_LINE_ONE_GOAL, [(1, 3), (1, 5)], True),  # two boxes, one goal on the line
+        (WALL_LINE_ONE_GOAL, [(1, 3), (2, 4)], False),  # one box on the line
+        (WALL_LINE_TWO_GOALS, [(1, 3), (1, 4)], False),  # two boxes, two goals
+    ],
+)
+def test_wall_line__more_boxes_than_goals_is_a_deadlock(xsb, boxes, dead):
+    board, state = position(xsb, boxes)
+    line_of, lines = wall_lines(board.cells, board.offsets)
+    sq = board.square(*boxes[0])
+    assert bool(is_wall_line_deadlock(line_of, lines, state.box_at, sq)) == dead
+
+
+def test_wall_line__only_lines_that_can_overfill_are_kept():
+    board, _ = position(WALL_LINE_ONE_GOAL)
+    line_of, lines = wall_lines(board.cells, board.offsets)
+    top = {int(line_of[0, board.square(1, c)]) for c in range(1, 6)}
+    assert len(top) == 1 and top != {-1}  # the whole top row is one line
+    assert line_of[0, board.square(2, 2)] == -1  # an inner row has no wall beside it
+    assert line_of[1, board.square(2, 2)] == -1  # nor has an inner column
+    assert lines.shape[0] == 4  # top and bottom rows, left and right columns
+    board, _ = position("####\n#..#\n#$$#\n#@ #\n####")
+    line_of, lines = wall_lines(board.cells, board.offsets)
+    assert line_of[0, board.square(1, 1)] == -1  # two squares, two goals: cannot overfill
