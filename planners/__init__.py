@@ -10,13 +10,22 @@ import importlib
 import pkgutil
 from typing import Any
 
+from planners import optimize  # a callable module: planners.optimize(level, lurd, ...)
 from planners.base import REGISTRY, Planner
 from planners.limits import SearchLimits
 from planners.result import SearchResult
 
-__all__ = ["Planner", "SearchLimits", "SearchResult", "available", "get_planner", "solve"]
+__all__ = [
+    "Planner",
+    "SearchLimits",
+    "SearchResult",
+    "available",
+    "get_planner",
+    "optimize",
+    "solve",
+]
 
-_SUPPORT_MODULES = {"base", "limits", "result", "cli"}  # modules that define no planner
+_SUPPORT_MODULES = {"base", "limits", "result", "cli", "optimize"}  # modules that define no planner
 
 
 def _load_all() -> None:
