@@ -1,0 +1,146 @@
+"""Optimizer benchmark: moves and pushes before and after, per method and all together.
+
+Suites: XSokoban level 1 from the A* solution (97 pushes), and the A* solutions of Microban
+(solved here first at 10 s per level, or read from a ``soko solve --jsonl`` file). Prints a
+markdown table with the machine it ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+# benchmarks/planners.py is named like the package: keep this folder off the import path
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import planners  # noqa: E402
+import soko_gym  # noqa: E402
+from planners import SearchLimits  # noqa: E402
+from planners.optimize import available_methods, optimize  # noqa: E402
+
+sys.path.append(str(_HERE))
+from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+
+
+def astar_solutions(source: str, seconds: float) -> list[tuple[str, str]]:
+    """(level XSB, A* LURD) for every level A* solves within ``seconds``."""
+    out = []
+    for level in soko_gym.load_levels(source):
+        result = planners.solve(level, "astar", SearchLimits(max_seconds=seconds))
+        if result.solved:
+            out.append((level.to_xsb(), result.lurd))
+    return out
+
+
+def optimize_one(
+    xsb: str, lurd: str, methods: list[str] | None, seconds: float, metric: str
+) -> tuple[int, int, int, int, float]:
+    """(moves before, pushes before, moves after, pushes after, seconds) of one run."""
+    level = soko_gym.Level.from_xsb(xsb)
+    r = optimize(level, lurd, metric, methods, SearchLimits(max_seconds=seconds))
+    return r.input_moves, r.input_pushes, r.moves, r.pushes, r.seconds
+
+
+def run(
+    pairs: list[tuple[str, str]], methods: list[str] | None, seconds: float, metric: str, jobs: int
+) -> list[tuple[int, int, int, int, float]]:
+    """Optimize every (XSB, LURD) pair."""
+    args = [(x, lurd, methods, seconds, metric) for x, lurd in pairs]
+    if jobs <= 1:
+        return [optimize_one(*a) for a in args]
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(optimize_one, *zip(*args, strict=True)))
+
+
+def row(label: str, results: list[tuple[int, int, int, int, float]], limit: float) -> str:
+    """One markdown row of totals."""
+    mb = sum(r[0] for r in results)
+    pb = sum(r[1] for r in results)
+    ma = sum(r[2] for r in results)
+    pa = sum(r[3] for r in results)
+    secs = sum(r[4] for r in results)
+    gain = 100 * (mb - ma) / mb if mb else 0.0
+    return (
+        f"| {label} | {len(results)} | {mb:,} | {ma:,} | {gain:.1f}% | {pb:,} | {pa:,} | "
+        f"{secs:.1f} | {limit:g} s |"
+    )
+
+
+def main() -> None:
+    """Parse flags, run the suites, print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=5.0,
+        help="seconds per level and run on Microban (default 5)",
+    )
+    parser.add_argument(
+        "--xsokoban-time", type=float, default=60.0, help="seconds for XSokoban 1 (default 60)"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N Microban solutions")
+    parser.add_argument(
+        "--solutions",
+        default=None,
+        help="soko solve --jsonl file with the Microban solutions to start from",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--metric", choices=("moves", "pushes"), default="moves")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    lines = []
+    x1 = soko_gym.load_levels("xsokoban:1")[0]
+    x1_lurd = planners.solve(x1, "astar").lurd
+    r = optimize_one(x1.to_xsb(), x1_lurd, None, args.xsokoban_time, args.metric)
+    verdict = "PASS" if r[2] <= 256 and r[3] == 97 else "MISS"
+    lines.append(
+        row(
+            f"XSokoban 1 from A* (target <= 256 moves at 97 pushes: **{verdict}**)",
+            [r],
+            args.xsokoban_time,
+        )
+    )
+    if args.solutions:
+        levels = soko_gym.load_levels("microban")
+        with open(args.solutions, encoding="utf-8") as f:
+            recs = [json.loads(x) for x in f if x.strip()]
+        pairs = [(levels[rec["index"]].to_xsb(), rec["lurd"]) for rec in recs if rec.get("lurd")]
+    else:
+        pairs = astar_solutions("microban", 10.0)
+    pairs = pairs[: args.limit]
+    for method in available_methods():
+        lines.append(
+            row(
+                f"Microban A* solutions, {method} alone",
+                run(pairs, [method], args.time_limit, args.metric, args.jobs),
+                args.time_limit,
+            )
+        )
+    lines.append(
+        row(
+            "Microban A* solutions, all methods (scheduled)",
+            run(pairs, None, args.time_limit, args.metric, args.jobs),
+            args.time_limit,
+        )
+    )
+    print(f"## soko-gym optimizer benchmark (metric {args.metric}, jobs={args.jobs})\n")
+    print(machine_line() + "\n")
+    print(
+        "| Suite | Levels | Moves before | Moves after | Fewer moves | Pushes before | "
+        "Pushes after | Seconds | Limit per level |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(lines))
+    print(
+        f"\nRun took {time.perf_counter() - t0:.0f} s. FESS solutions of XSokoban (the issue's "
+        "third suite) wait for the FESS planner."
+    )
+
+
+if __name__ == "__main__":
+    main()
