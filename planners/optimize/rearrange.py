@@ -29,7 +29,7 @@ from planners.optimize import OptimizeContext
 from planners.optimize.permutations import PushTrace
 
 METHOD = "rearrange"
-ORDER = 20
+ORDER = 5  # first: its cycle cutting works best before permutations reorder pushes
 DEFAULT_SESSION_LIMIT = 1500
 DEFAULT_MAX_SUCCESSORS = 8
 DEFAULT_MAX_SPAN = 300
