@@ -1,0 +1,636 @@
+"""Kernels of the vicinity and global optimizers: configuration sets and constrained BFS.
+
+A *configuration* is a box placement: the sorted box squares of a position, one int32 row.
+The optimizers collect a set of configurations near a solution path, sort the rows
+lexicographically (``configs``: int32[n_configs, n_boxes]) and search only positions whose
+configuration is in the set, found by binary search. A *state* is a configuration index and a
+player square, numbered ``config * n_floor + floor_index[player]``; the visited sets are bit
+vectors over state numbers (uint8[ceil(n_configs * n_floor / 8)]). A *push node* records one
+push of the search (its code ``square * 4 + direction``, the box's square before the push) and
+the push node before it, so a solution is read back by following parents from the last push.
+
+Search kernels run for a bounded number of expansions and return a status; their Python driver
+checks the clock, grows full arrays and calls again, with every counter in an int64 array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from soko_gym.engine.constants import FLOOR
+from soko_gym.engine.reach import next_mark, reach_player
+
+# Statuses of search_moves and search_pushes.
+RUNNING = 0  # the expansion budget is spent; call again
+FOUND = 1  # the target was reached; the counters name its push node
+EXHAUSTED = 2  # nothing left to expand: the target is not reachable inside the set
+GROW_QUEUE = 3  # the queue (search_moves) or the layer table (search_pushes) is full
+GROW_NODES = 4  # the push-node arrays are full
+
+# Counter slots of search_moves (int64[N_COUNTERS]).
+M_HEAD = 0  # queue entries before this one are expanded
+M_TAIL = 1  # next free queue entry (entries are numbered forever; slot = entry % capacity)
+M_LAYER_END = 2  # first entry of the next breadth-first layer (one more step)
+M_GROUP_START = 3  # first entry of the group (same layer, same pushes) being expanded
+M_GROUP_END = 4  # entry after the group
+M_PHASE = 5  # 0: the group's walking steps are generated, 1: its pushes
+M_INDEX = 6  # next entry of the group to expand in this phase
+M_NODES = 7  # push nodes stored
+M_FOUND = 8  # push node of the last push of the found path (-1: no push), when FOUND
+M_EXPANDED = 9  # expansions so far
+N_COUNTERS = 10
+
+# Counter slots of search_pushes (int64[N_COUNTERS]).
+P_NEXT = 0  # next node of the current layer to expand
+P_LAYER_START = 1  # first node of the current layer
+P_LAYER_END = 2  # node after the current layer = first node of the next one
+P_NODES = 3  # nodes stored
+P_FOUND = 4  # node of the found path's last push, when FOUND
+P_REBUILD = 5  # 1 when the layer table must be rebuilt (after the driver resized it)
+P_EXPANDED = 6  # expansions so far
+P_IN_TABLE = 7  # entries in the layer table
+
+
+@njit(cache=True, nogil=True)
+def _compare_row(configs, i, row):
+    """-1, 0 or 1 as configuration ``i`` sorts before, equal to or after ``row``."""
+    for j in range(row.shape[0]):
+        a = configs[i, j]
+        b = row[j]
+        if a < b:
+            return -1
+        if a > b:
+            return 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def find_config(configs, row):
+    """Index of a configuration in a sorted set, or -1.
+
+    Args:
+        configs: int32[n_configs, n_boxes] distinct rows of sorted box squares, sorted
+            lexicographically.
+        row: int32[n_boxes] sorted box squares to look up.
+
+    Returns:
+        The row's index in ``configs``, or -1 when it is not there.
+    """
+    lo = 0
+    hi = configs.shape[0] - 1
+    while lo <= hi:
+        mid = (lo + hi) >> 1
+        c = _compare_row(configs, mid, row)
+        if c == 0:
+            return mid
+        if c < 0:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _moved_row(configs, cfg, old, new, row):
+    """Write configuration ``cfg`` with the box on ``old`` moved to ``new`` into ``row``, sorted."""
+    n = row.shape[0]
+    j = 0
+    for i in range(n):
+        row[i] = configs[cfg, i]
+        if row[i] == old:
+            j = i
+    row[j] = new
+    while j > 0 and row[j - 1] > row[j]:
+        row[j - 1], row[j] = row[j], row[j - 1]
+        j -= 1
+    while j < n - 1 and row[j + 1] < row[j]:
+        row[j + 1], row[j] = row[j], row[j + 1]
+        j += 1
+
+
+@njit(cache=True, nogil=True)
+def _sort_small(row):
+    """Insertion sort of a short int32 row in place."""
+    for i in range(1, row.shape[0]):
+        v = row[i]
+        j = i - 1
+        while j >= 0 and row[j] > v:
+            row[j + 1] = row[j]
+            j -= 1
+        row[j + 1] = v
+
+
+@njit(cache=True, nogil=True)
+def vicinity_configs(positions, first, near, k1, k2, occupied, out):
+    """Configurations near path positions: one box on its k1 nearest squares, another on its k2.
+
+    For each position from ``first`` on and each box i, box i goes to each of its first ``k1``
+    nearest squares; with ``k2 > 0`` every other box j also goes to each of its first ``k2``
+    nearest squares (both at once). A square taken by another box is skipped. Writing stops
+    before a position whose rows might not fit in ``out``.
+
+    Args:
+        positions: int32[n_positions, n_boxes] sorted box squares of each path position.
+        first: index of the first position to process.
+        near: int32[n_cells, n_near] squares by nearness to each square (the square itself first,
+            only squares a box may stand on), -1 after the last; rows of other squares unused.
+        k1: squares tried for the first box (at most ``n_near``).
+        k2: squares tried for the second box (0, or a single box: only one box moves).
+        occupied: uint8[n_cells] scratch, all 0 on entry and on return.
+        out: int32[capacity, n_boxes] receives configurations (sorted rows, duplicates kept).
+
+    Returns:
+        (rows written, index of the first position not processed).
+    """
+    n = positions.shape[1]
+    single = k2 == 0 or n == 1
+    per_position = n * k1 if single else n * k1 * (n - 1) * k2
+    count = 0
+    p = first
+    while p < positions.shape[0]:
+        if count + per_position > out.shape[0]:
+            break
+        for b in range(n):
+            occupied[positions[p, b]] = 1
+        for i in range(n):
+            bi = positions[p, i]
+            for a in range(k1):
+                s1 = near[bi, a]
+                if s1 < 0:
+                    break
+                if s1 != bi and occupied[s1]:
+                    continue
+                if single:
+                    for b in range(n):
+                        out[count, b] = positions[p, b]
+                    out[count, i] = s1
+                    _sort_small(out[count])
+                    count += 1
+                    continue
+                for j in range(n):
+                    if j == i:
+                        continue
+                    bj = positions[p, j]
+                    for c in range(k2):
+                        s2 = near[bj, c]
+                        if s2 < 0:
+                            break
+                        if s2 == s1 or (occupied[s2] and s2 != bj and s2 != bi):
+                            continue
+                        for b in range(n):
+                            out[count, b] = positions[p, b]
+                        out[count, i] = s1
+                        out[count, j] = s2
+                        _sort_small(out[count])
+                        count += 1
+        for b in range(n):
+            occupied[positions[p, b]] = 0
+        p += 1
+    return count, p
+
+
+@njit(cache=True, nogil=True)
+def expand_positions(cells, offsets, rows, players, box_at, stamps, stack, out_rows, out_players):
+    """Every position one push away from the given ones, with normalized player squares.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        offsets: int32[4] flat index step per direction.
+        rows: int32[n, n_boxes] sorted box squares of each position.
+        players: int32[n] player square of each position.
+        box_at: int16[n_cells] scratch, all -1 on entry and on return.
+        stamps: uint32[n_cells + 1] stamp buffer (``reach.new_stamps``).
+        stack: int32[n_cells] scratch.
+        out_rows: int32[n * 4 * n_boxes, n_boxes] receives the children's sorted box squares.
+        out_players: int32[n * 4 * n_boxes] receives their normalized player squares.
+
+    Returns:
+        Number of children written.
+    """
+    nb = rows.shape[1]
+    count = 0
+    for p in range(rows.shape[0]):
+        for b in range(nb):
+            box_at[rows[p, b]] = b
+        reach_player(box_at, offsets, np.int64(players[p]), stamps, stack)
+        mark = stamps[stamps.shape[0] - 1]
+        pushes = 0
+        for b in range(nb):
+            sq = rows[p, b]
+            for d in range(4):
+                dest = sq + offsets[d]
+                if stamps[sq - offsets[d]] == mark and (cells[dest] & FLOOR) and box_at[dest] < 0:
+                    out_players[count + pushes] = sq * 4 + d
+                    pushes += 1
+        for k in range(count, count + pushes):
+            sq = out_players[k] >> 2
+            dest = sq + offsets[out_players[k] & 3]
+            box_at[dest] = box_at[sq]
+            box_at[sq] = -1
+            _, lowest = reach_player(box_at, offsets, np.int64(sq), stamps, stack)
+            box_at[sq] = box_at[dest]
+            box_at[dest] = -1
+            out_players[k] = lowest
+            for b in range(nb):
+                out_rows[k, b] = rows[p, b]
+            for b in range(nb):
+                if out_rows[k, b] == sq:
+                    out_rows[k, b] = dest
+            _sort_small(out_rows[k])
+        count += pushes
+        for b in range(nb):
+            box_at[rows[p, b]] = -1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _test_bit(bits, s):
+    return (bits[s >> 3] >> (s & 7)) & 1
+
+
+@njit(cache=True, nogil=True)
+def _set_bit(bits, s):
+    bits[s >> 3] |= np.uint8(1 << (s & 7))
+
+
+@njit(cache=True, nogil=True)
+def search_moves(
+    cells,
+    offsets,
+    floor,
+    floor_index,
+    configs,
+    target_config,
+    target_square,
+    visited,
+    queue_state,
+    queue_node,
+    queue_pushes,
+    node_code,
+    node_parent,
+    counters,
+    occupied,
+    row,
+    max_expansions,
+):
+    """Breadth-first search over player steps (a push is a step) inside a configuration set.
+
+    Finds the fewest moves, then the fewest pushes: a layer's entries are expanded in groups of
+    equal pushes, each group's walking steps before its pushes, so every layer is queued in
+    increasing pushes and the first entry to reach a state has the fewest. The driver queues the
+    start (node -1, pushes 0), marks it visited and sets M_TAIL = M_LAYER_END = 1.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        offsets: int32[4] flat index step per direction.
+        floor: int32[n_floor] floor squares; floor_index: int32[n_cells] their positions, -1.
+        configs: int32[n_configs, n_boxes] the configuration set (see module docstring).
+        target_config: configuration index to reach.
+        target_square: player square to reach with it (-1: any).
+        visited: uint8[ceil(n_configs * n_floor / 8)] visited states, one bit each.
+        queue_state: int64[capacity] ring of queued states (entry e at e % capacity).
+        queue_node: int32[capacity] push node of each entry's last push (-1: none yet).
+        queue_pushes: int32[capacity] pushes of each entry.
+        node_code: int32[node_capacity] push code of each push node.
+        node_parent: int32[node_capacity] previous push node (-1: the first push).
+        counters: int64[N_COUNTERS] the M_* slots, updated.
+        occupied: uint8[n_cells] scratch, all 0 on entry and on return.
+        row: int32[n_boxes] scratch.
+        max_expansions: entries to expand before returning RUNNING.
+
+    Returns:
+        Status: RUNNING, FOUND, EXHAUSTED, GROW_QUEUE or GROW_NODES.
+    """
+    n_floor = floor.shape[0]
+    cap = queue_state.shape[0]
+    n_boxes = configs.shape[1]
+    head = counters[M_HEAD]
+    tail = counters[M_TAIL]
+    layer_end = counters[M_LAYER_END]
+    gs = counters[M_GROUP_START]
+    ge = counters[M_GROUP_END]
+    phase = counters[M_PHASE]
+    idx = counters[M_INDEX]
+    n_nodes = counters[M_NODES]
+    status = RUNNING
+    done = 0
+    while done < max_expansions:
+        if idx >= ge:
+            if phase == 0 and ge > gs:
+                phase = 1
+                idx = gs
+                continue
+            head = ge
+            if head >= tail:
+                status = EXHAUSTED
+                break
+            if head == layer_end:
+                layer_end = tail
+            gs = head
+            p = queue_pushes[gs % cap]
+            ge = gs + 1
+            while ge < layer_end and queue_pushes[ge % cap] == p:
+                ge += 1
+            phase = 0
+            idx = gs
+            continue
+        slot = idx % cap
+        state = queue_state[slot]
+        node = queue_node[slot]
+        pushes = queue_pushes[slot]
+        cfg = state // n_floor
+        sq = np.int64(floor[state % n_floor])
+        for b in range(n_boxes):
+            occupied[configs[cfg, b]] = 1
+        blocked = False
+        for d in range(4):
+            nb = sq + offsets[d]
+            if not (cells[nb] & FLOOR):
+                continue
+            if phase == 0:
+                if occupied[nb]:
+                    continue
+                child = cfg * n_floor + floor_index[nb]
+                if _test_bit(visited, child):
+                    continue
+                if tail - gs >= cap:
+                    status = GROW_QUEUE
+                    blocked = True
+                    break
+                _set_bit(visited, child)
+                t = tail % cap
+                queue_state[t] = child
+                queue_node[t] = node
+                queue_pushes[t] = pushes
+                tail += 1
+                if cfg == target_config and (target_square < 0 or nb == target_square):
+                    counters[M_FOUND] = node
+                    status = FOUND
+                    blocked = True
+                    break
+            else:
+                if not occupied[nb]:
+                    continue
+                dest = nb + offsets[d]
+                if not (cells[dest] & FLOOR) or occupied[dest]:
+                    continue
+                _moved_row(configs, cfg, nb, dest, row)
+                c2 = find_config(configs, row)
+                if c2 < 0:
+                    continue
+                child = c2 * n_floor + floor_index[nb]
+                if _test_bit(visited, child):
+                    continue
+                if tail - gs >= cap:
+                    status = GROW_QUEUE
+                    blocked = True
+                    break
+                if n_nodes >= node_code.shape[0]:
+                    status = GROW_NODES
+                    blocked = True
+                    break
+                _set_bit(visited, child)
+                node_code[n_nodes] = nb * 4 + d
+                node_parent[n_nodes] = node
+                t = tail % cap
+                queue_state[t] = child
+                queue_node[t] = n_nodes
+                queue_pushes[t] = pushes + 1
+                n_nodes += 1
+                tail += 1
+                if c2 == target_config and (target_square < 0 or nb == target_square):
+                    counters[M_FOUND] = n_nodes - 1
+                    status = FOUND
+                    blocked = True
+                    break
+        for b in range(n_boxes):
+            occupied[configs[cfg, b]] = 0
+        if blocked:
+            break
+        idx += 1
+        done += 1
+    counters[M_HEAD] = head
+    counters[M_TAIL] = tail
+    counters[M_LAYER_END] = layer_end
+    counters[M_GROUP_START] = gs
+    counters[M_GROUP_END] = ge
+    counters[M_PHASE] = phase
+    counters[M_INDEX] = idx
+    counters[M_NODES] = n_nodes
+    counters[M_EXPANDED] += done
+    return status
+
+
+@njit(cache=True, nogil=True)
+def _walk_fill(box_at, offsets, start, stamps, queue, dist):
+    """Breadth-first walk distances from ``start``; returns the smallest square reached."""
+    mark = next_mark(stamps)
+    stamps[start] = mark
+    dist[start] = 0
+    queue[0] = start
+    head = 0
+    tail = 1
+    lowest = start
+    while head < tail:
+        sq = queue[head]
+        head += 1
+        for d in range(4):
+            nb = sq + offsets[d]
+            if stamps[nb] < mark and box_at[nb] < 0:
+                stamps[nb] = mark
+                dist[nb] = dist[sq] + 1
+                queue[tail] = nb
+                tail += 1
+                if nb < lowest:
+                    lowest = nb
+    return lowest
+
+
+@njit(cache=True, nogil=True)
+def _table_slot(table, node_state, state):
+    """Slot of ``state`` in an open-addressing table of node indices, or of the empty slot."""
+    mask = table.shape[0] - 1
+    h = (state * np.int64(0x9E3779B97F4A7C15)) >> 17
+    i = h & mask
+    while table[i] >= 0 and node_state[table[i]] != state:
+        i = (i + 1) & mask
+    return i
+
+
+@njit(cache=True, nogil=True)
+def search_pushes(
+    cells,
+    offsets,
+    floor,
+    floor_index,
+    configs,
+    target_config,
+    target_square,
+    seen,
+    regions,
+    node_state,
+    node_moves,
+    node_parent,
+    node_code,
+    node_region,
+    table,
+    counters,
+    box_at,
+    stamps,
+    queue,
+    dist,
+    row,
+    max_expansions,
+):
+    """Breadth-first search over pushes inside a configuration set: fewest pushes, then moves.
+
+    Nodes are stored layer by layer (one layer per push); node i's state is its configuration and
+    the player's square after its push, its moves the fewest over the layer before (a node found
+    again in the same layer with fewer moves takes the new parent). Expanding a node floods the
+    player's region; a node whose (configuration, normalized player) was expanded in an earlier
+    layer is skipped, and the layer's regions are recorded when the layer ends. When a layer
+    holds the target, the node with the fewest moves (plus the walk to ``target_square``) wins.
+    The driver stores the start as node 0 (parent -1, moves 0) and sets P_LAYER_END = P_NODES = 1.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        offsets: int32[4] flat index step per direction.
+        floor: int32[n_floor] floor squares; floor_index: int32[n_cells] their positions, -1.
+        configs: int32[n_configs, n_boxes] the configuration set (see module docstring).
+        target_config: configuration index to reach.
+        target_square: square the player must walk to at the end (-1: none).
+        seen: uint8[ceil(n_configs * n_floor / 8)] states stored as nodes, one bit each.
+        regions: uint8[same] (configuration, normalized player) expanded in an earlier layer.
+        node_state: int64[node_capacity] state of each node.
+        node_moves: int32[node_capacity] fewest moves to the node.
+        node_parent: int32[node_capacity] parent node (-1: the start).
+        node_code: int32[node_capacity] push code leading to the node.
+        node_region: int64[node_capacity] region state recorded at expansion (-1: skipped).
+        table: int32[power of two] open-addressing map state -> node of the next layer, -1 empty.
+        counters: int64[N_COUNTERS] the P_* slots, updated.
+        box_at: int16[n_cells] scratch, all -1 on entry and on return.
+        stamps: uint32[n_cells + 1] stamp buffer; queue, dist: int32[n_cells] scratch.
+        row: int32[n_boxes] scratch.
+        max_expansions: nodes to expand before returning RUNNING.
+
+    Returns:
+        Status: RUNNING, FOUND, EXHAUSTED, GROW_QUEUE (table half full) or GROW_NODES.
+    """
+    n_floor = floor.shape[0]
+    n_boxes = configs.shape[1]
+    nxt = counters[P_NEXT]
+    layer_start = counters[P_LAYER_START]
+    layer_end = counters[P_LAYER_END]
+    n_nodes = counters[P_NODES]
+    if counters[P_REBUILD]:
+        table[:] = -1
+        for i in range(layer_end, n_nodes):
+            table[_table_slot(table, node_state, node_state[i])] = i
+        counters[P_REBUILD] = 0
+    status = RUNNING
+    done = 0
+    while done < max_expansions:
+        if nxt >= layer_end:
+            for i in range(layer_start, layer_end):
+                if node_region[i] >= 0:
+                    _set_bit(regions, node_region[i])
+            if n_nodes == layer_end:
+                status = EXHAUSTED
+                break
+            best = -1
+            best_cost = np.int64(1) << 62
+            for i in range(layer_end, n_nodes):
+                cfg = node_state[i] // n_floor
+                if cfg != target_config:
+                    continue
+                cost = np.int64(node_moves[i])
+                if target_square >= 0:
+                    sq = np.int64(floor[node_state[i] % n_floor])
+                    for b in range(n_boxes):
+                        box_at[configs[cfg, b]] = b
+                    _walk_fill(box_at, offsets, sq, stamps, queue, dist)
+                    for b in range(n_boxes):
+                        box_at[configs[cfg, b]] = -1
+                    if stamps[target_square] != stamps[stamps.shape[0] - 1]:
+                        continue
+                    cost += dist[target_square]
+                if cost < best_cost:
+                    best_cost = cost
+                    best = i
+            layer_start = layer_end
+            layer_end = n_nodes
+            nxt = layer_start
+            table[:] = -1
+            counters[P_IN_TABLE] = 0
+            if best >= 0:
+                counters[P_FOUND] = best
+                status = FOUND
+                break
+            continue
+        state = node_state[nxt]
+        cfg = state // n_floor
+        sq = np.int64(floor[state % n_floor])
+        for b in range(n_boxes):
+            box_at[configs[cfg, b]] = b
+        lowest = _walk_fill(box_at, offsets, sq, stamps, queue, dist)
+        mark = stamps[stamps.shape[0] - 1]
+        region = cfg * n_floor + floor_index[lowest]
+        blocked = False
+        if _test_bit(regions, region):
+            node_region[nxt] = -1
+        else:
+            node_region[nxt] = region
+            moves = node_moves[nxt]
+            for b in range(n_boxes):
+                bsq = np.int64(configs[cfg, b])
+                for d in range(4):
+                    stand = bsq - offsets[d]
+                    dest = bsq + offsets[d]
+                    if stamps[stand] != mark or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
+                        continue
+                    _moved_row(configs, cfg, bsq, dest, row)
+                    c2 = find_config(configs, row)
+                    if c2 < 0:
+                        continue
+                    child = c2 * n_floor + floor_index[bsq]
+                    cand = moves + dist[stand] + 1
+                    if _test_bit(seen, child):
+                        slot = _table_slot(table, node_state, child)
+                        k = table[slot]
+                        if k >= 0 and cand < node_moves[k]:
+                            node_moves[k] = cand
+                            node_parent[k] = nxt
+                            node_code[k] = bsq * 4 + d
+                        continue
+                    if n_nodes >= node_state.shape[0]:
+                        status = GROW_NODES
+                        blocked = True
+                        break
+                    if 2 * (counters[P_IN_TABLE] + 1) > table.shape[0]:
+                        status = GROW_QUEUE
+                        blocked = True
+                        break
+                    _set_bit(seen, child)
+                    node_state[n_nodes] = child
+                    node_moves[n_nodes] = cand
+                    node_parent[n_nodes] = nxt
+                    node_code[n_nodes] = bsq * 4 + d
+                    node_region[n_nodes] = -1
+                    table[_table_slot(table, node_state, child)] = n_nodes
+                    counters[P_IN_TABLE] += 1
+                    n_nodes += 1
+                if blocked:
+                    break
+        for b in range(n_boxes):
+            box_at[configs[cfg, b]] = -1
+        if blocked:
+            break
+        nxt += 1
+        done += 1
+    counters[P_NEXT] = nxt
+    counters[P_LAYER_START] = layer_start
+    counters[P_LAYER_END] = layer_end
+    counters[P_NODES] = n_nodes
+    counters[P_EXPANDED] += done
+    return status

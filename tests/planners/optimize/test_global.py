@@ -1,0 +1,93 @@
+import time
+
+import numpy as np
+import pytest
+
+import planners
+import soko_gym
+from planners import SearchLimits
+from planners.optimize import Evaluator, MethodStats, OptimizeContext, encode, global_search
+from planners.optimize.global_search import neighbourhood
+
+# one box two pushes left of its goal
+ROOM = """\
+########
+#      #
+#      #
+# @$ . #
+#      #
+#      #
+########"""
+# pushes the box down and back up before pushing it home: 4 pushes, 12 moves (best: RR)
+DETOUR = "urD" + "lddr" + "U" + "lu" + "RR"
+
+# ten boxes, each one push above its goal: far too many box configurations for the method
+WIDE = """\
+######################
+#                    #
+# $$$$$$$$$$         #
+# ..........         #
+#                    #
+#@                   #
+######################"""
+WIDE_SOLUTION = "uuuu" + "rDu" * 10
+
+# A* solutions of Microban 1-4 (fewest pushes)
+MICROBAN_ASTAR = (
+    "dlUrrrdLullddrUluRuulDrddrruLdlUU",
+    "rddLruulDuullddR",
+    "ruuLLLulDrrrrddlUruLLLddllluurRDrdLuuurDD",
+    "ullDLdRuurrdLLrrddlUruL",
+)
+
+
+def context(level, lurd, metric):
+    evaluator = Evaluator(level)
+    codes = encode(level, lurd)
+    return OptimizeContext(
+        level, metric, evaluator, codes, evaluator.moves(codes), None, MethodStats()
+    )
+
+
+@pytest.mark.parametrize("metric", ["moves", "pushes"])
+def test_global__removes_a_detour(metric):
+    level = soko_gym.Level.from_xsb(ROOM)
+    result = planners.optimize(level, DETOUR, metric=metric, methods=["global"])
+    check = soko_gym.verify(level, result.lurd)
+    assert check.ok and (check.pushes, check.moves) == (2, 2)
+    assert result.methods["global"].improvements == 1
+
+
+def test_neighbourhood__grows_around_the_path_within_the_budget():
+    level = soko_gym.Level.from_xsb(ROOM)
+    ctx = context(level, DETOUR, "moves")
+    small = neighbourhood(ctx, 6, 1 << 20)  # the 5 path positions, no room for a layer
+    assert small.shape == (4, 1)  # the box visits 4 squares
+    every = neighbourhood(ctx, 10**6, 1 << 20)
+    assert set(every[:, 0].tolist()) > set(small[:, 0].tolist())
+    assert np.array_equal(every, np.unique(every, axis=0))
+
+
+def test_global__skips_large_levels():
+    level = soko_gym.Level.from_xsb(WIDE)
+    assert soko_gym.verify(level, WIDE_SOLUTION).ok
+    ctx = context(level, WIDE_SOLUTION, "moves")
+    t0 = time.perf_counter()
+    global_search.improve(ctx)
+    assert time.perf_counter() - t0 < 0.5
+    assert ctx.stats.candidates == 0
+    assert not global_search.is_small(ctx, 10**8)
+
+
+@pytest.mark.parametrize("metric", ["moves", "pushes"])
+def test_global__never_worse_on_microban(microban, metric):
+    for level, lurd in zip(microban[:4], MICROBAN_ASTAR, strict=True):
+        before = soko_gym.verify(level, lurd)
+        result = planners.optimize(
+            level, lurd, metric=metric, methods=["global"], limits=SearchLimits(max_seconds=5)
+        )
+        check = soko_gym.verify(level, result.lurd)
+        assert check.ok
+        key = (check.moves, check.pushes) if metric == "moves" else (check.pushes, check.moves)
+        old = (before.moves, before.pushes) if metric == "moves" else (before.pushes, before.moves)
+        assert key <= old
