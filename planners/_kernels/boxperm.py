@@ -18,7 +18,7 @@ from numba import njit
 from planners._kernels.heap import heap_pop, heap_push
 from planners._kernels.table import table_get, table_put
 from soko_gym.engine.constants import FLOOR
-from soko_gym.engine.reach import next_mark
+from soko_gym.engine.reach import walk_distances
 
 # Statuses returned by search_slice.
 RUNNING = 0  # the expansion budget is spent; call again
@@ -38,38 +38,6 @@ C_BEST_KEY = 5  # its packed cost (the bound until a path is found)
 N_COUNTERS = 6
 
 SHIFT = 32  # the primary cost sits above this bit, the secondary below
-
-
-@njit(cache=True, nogil=True)
-def _walk_distances(box_at, offsets, start, stamps, queue, dist):
-    """Breadth-first player walk from ``start``; returns the mark of the reached squares.
-
-    Args:
-        box_at: int16[n_cells] box index per square (any value >= 0), -1 for none.
-        offsets: int32[4] flat index step per direction.
-        start: player square.
-        stamps: uint32[n_cells + 1] stamp buffer (``reach.new_stamps``); reached squares get the
-            returned mark.
-        queue: int32[n_cells] scratch.
-        dist: int32[n_cells] receives the walk length of every reached square.
-    """
-    mark = next_mark(stamps)
-    stamps[start] = mark
-    dist[start] = 0
-    queue[0] = start
-    head = 0
-    tail = 1
-    while head < tail:
-        sq = queue[head]
-        head += 1
-        for d in range(4):
-            nb = sq + offsets[d]
-            if stamps[nb] < mark and box_at[nb] < 0:
-                stamps[nb] = mark
-                dist[nb] = dist[sq] + 1
-                queue[tail] = nb
-                tail += 1
-    return mark
 
 
 @njit(cache=True, nogil=True)
@@ -104,7 +72,7 @@ def push_walks(
         if box_at[sq] < 0 or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
             bad = i
             break
-        mark = _walk_distances(box_at, offsets, player, stamps, queue, dist)
+        mark, _ = walk_distances(box_at, offsets, player, stamps, queue, dist)
         if stamps[stand] != mark:
             bad = i
             break
@@ -261,7 +229,7 @@ def search_slice(
         for a in range(n):
             moved[a] = node_sq[node, a]
             box_at[moved[a]] = 0
-        mark = _walk_distances(box_at, offsets, np.int64(node_player[node]), stamps, queue, dist)
+        mark, _ = walk_distances(box_at, offsets, np.int64(node_player[node]), stamps, queue, dist)
         g = node_g[node]
         at_target = True
         for a in range(n):

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from soko_gym.engine.constants import FLOOR
-from soko_gym.engine.reach import next_mark, reach_player
+from soko_gym.engine.reach import reach_player, walk_distances
 
 # Statuses of search_moves and search_pushes.
 RUNNING = 0  # the expansion budget is spent; call again
@@ -423,31 +423,6 @@ def search_moves(
 
 
 @njit(cache=True, nogil=True)
-def _walk_fill(box_at, offsets, start, stamps, queue, dist):
-    """Breadth-first walk distances from ``start``; returns the smallest square reached."""
-    mark = next_mark(stamps)
-    stamps[start] = mark
-    dist[start] = 0
-    queue[0] = start
-    head = 0
-    tail = 1
-    lowest = start
-    while head < tail:
-        sq = queue[head]
-        head += 1
-        for d in range(4):
-            nb = sq + offsets[d]
-            if stamps[nb] < mark and box_at[nb] < 0:
-                stamps[nb] = mark
-                dist[nb] = dist[sq] + 1
-                queue[tail] = nb
-                tail += 1
-                if nb < lowest:
-                    lowest = nb
-    return lowest
-
-
-@njit(cache=True, nogil=True)
 def _table_slot(table, node_state, state):
     """Slot of ``state`` in an open-addressing table of node indices, or of the empty slot."""
     mask = table.shape[0] - 1
@@ -549,7 +524,7 @@ def search_pushes(
                     sq = np.int64(floor[node_state[i] % n_floor])
                     for b in range(n_boxes):
                         box_at[configs[cfg, b]] = b
-                    _walk_fill(box_at, offsets, sq, stamps, queue, dist)
+                    walk_distances(box_at, offsets, sq, stamps, queue, dist)
                     for b in range(n_boxes):
                         box_at[configs[cfg, b]] = -1
                     if stamps[target_square] != stamps[stamps.shape[0] - 1]:
@@ -573,7 +548,7 @@ def search_pushes(
         sq = np.int64(floor[state % n_floor])
         for b in range(n_boxes):
             box_at[configs[cfg, b]] = b
-        lowest = _walk_fill(box_at, offsets, sq, stamps, queue, dist)
+        _, lowest = walk_distances(box_at, offsets, sq, stamps, queue, dist)
         mark = stamps[stamps.shape[0] - 1]
         region = cfg * n_floor + floor_index[lowest]
         blocked = False

@@ -91,6 +91,14 @@ def _warm_steps(board: Board) -> None:
     step.count_on_goal(cells, box_pos, int(n_boxes))
     stamps = reach.new_stamps(cells)
     reach.reset_stamps(cells, stamps)
+    reach.walk_distances(
+        box_at,
+        board.offsets,
+        player,
+        stamps,
+        np.empty(n, dtype=SQUARE_DTYPE),
+        np.empty(n, dtype=SQUARE_DTYPE),
+    )
     stack = np.empty(4 * n, dtype=SQUARE_DTYPE)
     queue = np.empty(4 * n, dtype=SQUARE_DTYPE)
     parent = np.empty(4 * n, dtype=SQUARE_DTYPE)

@@ -129,6 +129,44 @@ def reachable_box_sides(box_pos, offsets, stamps, out):
 
 
 @njit(cache=True, nogil=True)
+def walk_distances(box_at, offsets, start, stamps, queue, dist):
+    """Fewest player steps from ``start`` to every square it reaches without pushing.
+
+    Args:
+        box_at: int16[n_cells] box index per square, -1 for none.
+        offsets: int32[4] flat index step per direction.
+        start: player square.
+        stamps: uint32[n_cells + 1] stamp buffer; the reached squares get the returned mark.
+        queue: int32[n_cells] scratch.
+        dist: int32[n_cells] receives the walk length of every reached square.
+
+    Returns:
+        (mark of the reached squares in ``stamps``, smallest reached square = normalized
+        player square).
+    """
+    mark = next_mark(stamps)
+    stamps[start] = mark
+    dist[start] = 0
+    queue[0] = start
+    head = 0
+    tail = 1
+    lowest = start
+    while head < tail:
+        sq = queue[head]
+        head += 1
+        for d in range(4):
+            nb = sq + offsets[d]
+            if stamps[nb] < mark and box_at[nb] < 0:
+                stamps[nb] = mark
+                dist[nb] = dist[sq] + 1
+                queue[tail] = nb
+                tail += 1
+                if nb < lowest:
+                    lowest = nb
+    return mark, lowest
+
+
+@njit(cache=True, nogil=True)
 def player_path(box_at, offsets, start, target, stamps, queue, parent, out):
     """Shortest walk of the player from ``start`` to ``target`` without pushing.
 
