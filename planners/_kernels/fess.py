@@ -1,0 +1,369 @@
+"""FESS feature kernels: player regions, broken room edges, mobility, hotspots, packing progress.
+
+The Python side (``planners.fess.features``) defines the features and owns the buffers; these
+kernels only count. Paper terms (connectivity, room connectivity, hotspot, packed boxes, out of
+plan) are defined in ``planners/fess/features.py`` and ``planners/fess/rooms.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from soko_gym.engine.constants import FLOOR
+from soko_gym.engine.reach import reach_player
+
+
+@njit(cache=True, nogil=True)
+def count_regions(cells, box_at, offsets, floor, label, stack):
+    """Number of 4-connected areas of floor squares free of boxes (the connectivity feature).
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        box_at: int16[n_cells] box index on each square, -1 for none.
+        offsets: int32[4] flat index step per direction.
+        floor: int32[n_floor] floor squares.
+        label: int32[n_cells] receives the region index of each free floor square, -1 on boxes
+            (walls keep whatever they held).
+        stack: int32[n_cells] scratch.
+
+    Returns:
+        Number of regions.
+    """
+    for i in range(floor.shape[0]):
+        label[floor[i]] = -1
+    n = 0
+    for i in range(floor.shape[0]):
+        start = floor[i]
+        if box_at[start] >= 0 or label[start] >= 0:
+            continue
+        label[start] = n
+        stack[0] = start
+        top = 1
+        while top > 0:
+            top -= 1
+            sq = stack[top]
+            for d in range(4):
+                nb = sq + offsets[d]
+                if (cells[nb] & FLOOR) and label[nb] < 0 and box_at[nb] < 0:
+                    label[nb] = n
+                    stack[top] = nb
+                    top += 1
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def count_broken_room_edges(box_at, offsets, room_id, passage_id, edges, seen, stack, intact):
+    """Number of room-graph edges that boxes break (the room connectivity feature).
+
+    From the free squares of each room ``r`` a search walks through free squares of ``r`` and of
+    passages, never entering another room; every room whose free square it steps on is touched.
+    An edge ``(r, s)`` is intact when the searches from ``r`` touch ``s``, broken otherwise.
+
+    Args:
+        box_at: int16[n_cells] box index on each square, -1 for none.
+        offsets: int32[4] flat index step per direction.
+        room_id: int32[n_cells] room of each square, -1 for walls and passages.
+        passage_id: int32[n_cells] passage of each floor square in no room, -1 elsewhere.
+        edges: int32[n_edges, 2] room pairs of the room graph.
+        seen: int32[n_cells] scratch (the room whose search visited a square last).
+        stack: int32[n_cells] scratch.
+        intact: uint8[n_rooms, n_rooms] receives 1 where a room's search touched the other.
+
+    Returns:
+        Number of broken edges.
+    """
+    n_cells = room_id.shape[0]
+    for i in range(n_cells):
+        seen[i] = -1
+    intact[:, :] = 0
+    for start in range(n_cells):
+        r = room_id[start]
+        if r < 0 or box_at[start] >= 0 or seen[start] == r:
+            continue
+        seen[start] = r
+        stack[0] = start
+        top = 1
+        while top > 0:
+            top -= 1
+            sq = stack[top]
+            for d in range(4):
+                nb = sq + offsets[d]
+                if box_at[nb] >= 0 or seen[nb] == r:
+                    continue
+                s = room_id[nb]
+                if s == r or (s < 0 and passage_id[nb] >= 0):
+                    seen[nb] = r
+                    stack[top] = nb
+                    top += 1
+                elif s >= 0:
+                    intact[r, s] = 1
+    n_broken = 0
+    for e in range(edges.shape[0]):
+        r = edges[e, 0]
+        s = edges[e, 1]
+        if intact[r, s] == 0 and intact[s, r] == 0:
+            n_broken += 1
+    return n_broken
+
+
+@njit(cache=True, nogil=True)
+def count_mobility(cells, box_at, box_pos, offsets, dead, player, stamps, stack):
+    """Pushes the player can make now, and the boxes they move (the mobility feature).
+
+    A push counts when the player reaches the square behind the box and the square ahead is a
+    free floor square that is not a simple dead square.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        box_at: int16[n_cells] box index on each square, -1 for none.
+        box_pos: int32[n_boxes] square of each box.
+        offsets: int32[4] flat index step per direction.
+        dead: uint8[n_cells] 1 on simple dead squares.
+        player: player square.
+        stamps: uint32[n_cells + 1] stamp buffer; receives the player's fill.
+        stack: int32[n_cells] scratch.
+
+    Returns:
+        (number of such pushes, number of boxes with at least one).
+    """
+    reach_player(box_at, offsets, player, stamps, stack)
+    mark = stamps[stamps.shape[0] - 1]
+    n_pushes = 0
+    n_boxes = 0
+    for b in range(box_pos.shape[0]):
+        sq = np.int64(box_pos[b])
+        k = 0
+        for d in range(4):
+            dest = sq + offsets[d]
+            if (
+                stamps[sq - offsets[d]] == mark
+                and (cells[dest] & FLOOR)
+                and box_at[dest] < 0
+                and dead[dest] == 0
+            ):
+                k += 1
+        n_pushes += k
+        if k > 0:
+            n_boxes += 1
+    return n_pushes, n_boxes
+
+
+@njit(cache=True, nogil=True)
+def pull_closure(cells, box_at, offsets, goal, stamps, stack, seen, queue):
+    """Mark the (square, side) states from which a lone box can be pushed onto ``goal``.
+
+    Breadth-first pulls from the box on ``goal`` with the player on any side; squares holding a
+    box in ``box_at`` act as walls. State ``square * 4 + side``: box on ``square``, player on
+    ``square + offsets[side]`` (or anywhere in that square's region). ``box_at`` is restored.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        box_at: int16[n_cells] -1 on free squares, >= 0 on squares that act as walls.
+        offsets: int32[4] flat index step per direction.
+        goal: the target square.
+        stamps: uint32[n_cells + 1] stamp buffer (scratch).
+        stack: int32[n_cells] scratch.
+        seen: uint8[4 * n_cells] receives 1 on every state from which the goal is reachable.
+        queue: int32[4 * n_cells] scratch.
+
+    Returns:
+        Number of states marked.
+    """
+    seen[:] = 0
+    if box_at[goal] >= 0:
+        return 0
+    tail = 0
+    n_marked = 0
+    box_at[goal] = 0
+    for s in range(4):
+        side = goal + offsets[s]
+        if (cells[side] & FLOOR) and box_at[side] < 0 and seen[goal * 4 + s] == 0:
+            seen[goal * 4 + s] = 1
+            n_marked += 1
+            queue[tail] = goal * 4 + s
+            tail += 1
+    box_at[goal] = -1
+    head = 0
+    while head < tail:
+        code = queue[head]
+        head += 1
+        q = code >> 2
+        box_at[q] = 0
+        reach_player(box_at, offsets, q + offsets[code & 3], stamps, stack)
+        mark = stamps[stamps.shape[0] - 1]
+        for t in range(4):  # sides in the same region are the same state
+            if stamps[q + offsets[t]] == mark and seen[q * 4 + t] == 0:
+                seen[q * 4 + t] = 1
+                n_marked += 1
+        for d in range(4):
+            stand = q + offsets[d]
+            beyond = stand + offsets[d]
+            if stamps[stand] != mark or not (cells[beyond] & FLOOR) or box_at[beyond] >= 0:
+                continue
+            nxt = stand * 4 + d
+            if seen[nxt] == 0:
+                seen[nxt] = 1
+                n_marked += 1
+                queue[tail] = nxt
+                tail += 1
+        box_at[q] = -1
+    return n_marked
+
+
+@njit(cache=True, nogil=True)
+def _count_reachable_goals(cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, out):
+    """Per floor square, the goals a lone box there can reach; ``box_at`` walls as given.
+
+    Args:
+        out: uint8[n_goals, n_floor] receives 1 where the box on ``floor[i]`` reaches goal ``g``.
+        (others as in ``pull_closure``; floor int32[n_floor], goals int32[n_goals])
+    """
+    out[:, :] = 0
+    for g in range(goals.shape[0]):
+        pull_closure(cells, box_at, offsets, np.int64(goals[g]), stamps, stack, seen, queue)
+        for i in range(floor.shape[0]):
+            sq = floor[i]
+            if seen[sq * 4] or seen[sq * 4 + 1] or seen[sq * 4 + 2] or seen[sq * 4 + 3]:
+                out[g, i] = 1
+
+
+@njit(cache=True, nogil=True)
+def fill_hotspot_table(
+    cells, offsets, floor, goals, box_at, stamps, stack, seen, queue, base, walled, hot
+):
+    """Fill the pair table of hotspot squares (see ``planners.fess.features``).
+
+    ``hot[x, y] = 1`` when a wall on ``floor[y]`` lowers the number of goals other than
+    ``floor[y]`` that a lone box on ``floor[x]`` can reach.
+
+    Args:
+        cells: uint8[n_cells] cell flags.
+        offsets: int32[4] flat index step per direction.
+        floor: int32[n_floor] floor squares.
+        goals: int32[n_goals] goal squares.
+        box_at: int16[n_cells] all -1 (scratch; left all -1).
+        stamps: uint32[n_cells + 1] stamp buffer (scratch).
+        stack: int32[n_cells] scratch.
+        seen: uint8[4 * n_cells] scratch.
+        queue: int32[4 * n_cells] scratch.
+        base: uint8[n_goals, n_floor] scratch (goals reached per square, no wall).
+        walled: uint8[n_goals, n_floor] scratch (goals reached per square, one wall).
+        hot: uint8[n_floor, n_floor] receives the table.
+
+    Returns:
+        Number of hot pairs.
+    """
+    n_floor = floor.shape[0]
+    n_goals = goals.shape[0]
+    _count_reachable_goals(cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, base)
+    hot[:, :] = 0
+    n_hot = 0
+    for y in range(n_floor):
+        wall_sq = floor[y]
+        box_at[wall_sq] = 1
+        _count_reachable_goals(
+            cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, walled
+        )
+        box_at[wall_sq] = -1
+        for x in range(n_floor):
+            if x == y:
+                continue
+            before = 0
+            after = 0
+            for g in range(n_goals):
+                if goals[g] != wall_sq:
+                    before += base[g, x]
+                    after += walled[g, x]
+            if after < before:
+                hot[x, y] = 1
+                n_hot += 1
+    return n_hot
+
+
+@njit(cache=True, nogil=True)
+def count_hotspots(box_pos, floor_index, hot, out):
+    """Number of boxes that are hotspots for at least one other box.
+
+    Args:
+        box_pos: int32[n_boxes] square of each box.
+        floor_index: int32[n_cells] position of a square in the board's floor array.
+        hot: uint8[n_floor, n_floor] pair table from ``fill_hotspot_table``.
+        out: int32[n_boxes] receives, per box, the number of other boxes it is a hotspot for.
+
+    Returns:
+        Number of hotspot boxes.
+    """
+    n = box_pos.shape[0]
+    n_hot = 0
+    for y in range(n):
+        fy = floor_index[box_pos[y]]
+        k = 0
+        for x in range(n):
+            if x != y and hot[floor_index[box_pos[x]], fy]:
+                k += 1
+        out[y] = k
+        if k > 0:
+            n_hot += 1
+    return n_hot
+
+
+@njit(cache=True, nogil=True)
+def count_packed(box_at, plan_src, plan_dst):
+    """Steps of a packing plan that the boxes already realise (the packed boxes feature).
+
+    After step ``k`` the plan expects boxes on ``S_k``: the step destinations so far minus the
+    sources they left. The result is the largest ``k`` with a box on every square of ``S_k``.
+
+    Args:
+        box_at: int16[n_cells] box index on each square, -1 for none.
+        plan_src: int32[n_steps] square a step takes its box from: a square an earlier step
+            filled (a parked box moves on), or -1 for a box from outside the plan.
+        plan_dst: int32[n_steps] square a step fills: a target, or a parking square.
+
+    Returns:
+        Number of plan steps realised (0 to n_steps).
+    """
+    missing = 0
+    best = 0
+    for k in range(plan_dst.shape[0]):
+        if box_at[plan_dst[k]] < 0:
+            missing += 1
+        src = plan_src[k]
+        if src >= 0 and box_at[src] < 0:
+            missing -= 1
+        if missing == 0:
+            best = k + 1
+    return best
+
+
+@njit(cache=True, nogil=True)
+def count_out_of_plan(box_pos, basin, plan_src, plan_dst, n_done, mark):
+    """Boxes neither in the basin nor packed or parked by the plan's first ``n_done`` steps.
+
+    Args:
+        box_pos: int32[n_boxes] square of each box.
+        basin: uint8[n_cells] 1 on squares of the sink basin.
+        plan_src: int32[n_steps] as in ``count_packed``.
+        plan_dst: int32[n_steps] as in ``count_packed``.
+        n_done: number of plan steps realised (``count_packed``).
+        mark: int32[n_cells] scratch, all 0; left all 0 on return.
+
+    Returns:
+        Number of out-of-plan boxes.
+    """
+    for k in range(n_done):
+        mark[plan_dst[k]] += 1
+        if plan_src[k] >= 0:
+            mark[plan_src[k]] -= 1
+    n_oop = 0
+    for b in range(box_pos.shape[0]):
+        sq = box_pos[b]
+        if basin[sq] == 0 and mark[sq] <= 0:
+            n_oop += 1
+    for k in range(n_done):
+        mark[plan_dst[k]] = 0
+        if plan_src[k] >= 0:
+            mark[plan_src[k]] = 0
+    return n_oop

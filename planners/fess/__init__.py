@@ -1,0 +1,1 @@
+"""FESS building blocks; the planner is registered when the search lands."""

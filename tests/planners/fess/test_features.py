@@ -1,0 +1,210 @@
+import numpy as np
+import pytest
+
+import soko_gym
+from planners._kernels import fess as kernels
+from planners.fess.features import FeatureEvaluator, hotspot_table
+from soko_gym.engine.board import State
+from soko_gym.levels import Level
+
+TWO_ROOMS = """
+#########
+#   #   #
+# $   . #
+#@  #   #
+#########
+"""
+
+OPEN_ROOM = """
+######
+#    #
+# $. #
+#  @ #
+######
+"""
+
+# the right box stands in the left box's only path to the goals
+BLOCKING = """
+########
+#@$ $..#
+########
+"""
+
+# the box on the far goal does not block the other box's goal
+ON_GOAL = """
+######
+#@$.*#
+######
+"""
+
+# row 1 is dead (no goal on it); every other square is alive
+MOBILITY = """
+########
+#      #
+# $  $ #
+#  @   #
+#.    .#
+########
+"""
+
+# three goals in a row, boxes placed by each test
+ROW = """
+#########
+#@ $$$  #
+#   ... #
+#########
+"""
+
+
+def evaluator(xsb):
+    board = Level.from_xsb(xsb).board
+    return board, FeatureEvaluator(board)
+
+
+def state(board, squares, player):
+    return State.from_squares(
+        board, [board.square(r, c) for r, c in squares], board.square(*player)
+    )
+
+
+def test_connectivity__four_regions_at_the_start_of_xsokoban_1():
+    board = soko_gym.load_levels("xsokoban:1")[0].board
+    start = board.initial_state()
+    assert FeatureEvaluator(board).connectivity(start.box_at) == 4
+
+
+def test_connectivity__one_region_in_an_open_room():
+    board, features = evaluator(OPEN_ROOM)
+    assert features.connectivity(board.initial_state().box_at) == 1
+
+
+def test_connectivity__a_box_in_the_doorway_splits_the_level():
+    board, features = evaluator(TWO_ROOMS)
+    blocked = state(board, [(2, 4)], (3, 1))
+    assert features.connectivity(blocked.box_at) == 2
+    labels = features.region_labels(blocked.box_at)
+    assert labels[board.square(2, 4)] == -1
+    assert labels[board.square(1, 1)] != labels[board.square(1, 7)]
+
+
+def test_room_connectivity__rises_to_one_when_a_box_stands_in_the_doorway():
+    board, features = evaluator(TWO_ROOMS)
+    assert features.room_connectivity(board.initial_state().box_at) == 0
+    blocked = state(board, [(2, 4)], (3, 1))
+    assert features.room_connectivity(blocked.box_at) == 1
+
+
+def test_room_connectivity__a_box_inside_a_room_breaks_nothing():
+    board, features = evaluator(TWO_ROOMS)
+    inside = state(board, [(2, 6)], (3, 1))
+    assert features.room_connectivity(inside.box_at) == 0
+
+
+def test_room_connectivity__all_three_edges_broken_at_the_start_of_xsokoban_1():
+    board = soko_gym.load_levels("xsokoban:1")[0].board
+    assert FeatureEvaluator(board).room_connectivity(board.initial_state().box_at) == 3
+
+
+def test_hotspots__the_box_in_the_only_path_is_a_hotspot():
+    board, features = evaluator(BLOCKING)
+    start = board.initial_state()
+    assert features.hotspots(start.box_pos) == 1
+    # box 0 on col 2 blocks nothing; box 1 on col 4 blocks box 0
+    assert features.hotspot_counts(start.box_pos).tolist() == [0, 1]
+
+
+def test_hotspots__a_box_on_a_goal_is_no_hotspot_for_taking_it():
+    board, features = evaluator(ON_GOAL)
+    assert features.hotspots(board.initial_state().box_pos) == 0
+
+
+def test_hotspot_table__pairs_of_the_blocking_corridor():
+    board = Level.from_xsb(BLOCKING).board
+    hot = hotspot_table(board)
+    fi = board.floor_index
+    left, right = board.square(1, 2), board.square(1, 4)
+    assert hot[fi[left], fi[right]] == 1
+    assert hot[fi[right], fi[left]] == 0
+
+
+def test_mobility__counts_pushes_off_dead_squares():
+    board, features = evaluator(MOBILITY)
+    start = board.initial_state()
+    # each box: down, left and right; up would reach the dead top row
+    assert features.mobility(start.box_at, start.box_pos, start.player) == (6, 2)
+
+
+def test_mobility__the_player_region_limits_the_pushes():
+    board, features = evaluator(BLOCKING)
+    start = board.initial_state()
+    # only the left box, only to the right
+    assert features.mobility(start.box_at, start.box_pos, start.player) == (1, 1)
+
+
+@pytest.fixture
+def row_plan():
+    board = Level.from_xsb(ROW).board
+    far, mid, near = board.square(2, 6), board.square(2, 5), board.square(2, 4)
+    park = board.square(1, 7)
+    # park a box at (1, 7), fill the far goal, move the parked box to the middle goal, then near
+    src = np.array([-1, -1, park, -1], dtype=np.int32)
+    dst = np.array([park, far, mid, near], dtype=np.int32)
+    return board, src, dst
+
+
+@pytest.mark.parametrize(
+    ("boxes", "packed"),
+    [
+        ([(1, 1), (1, 2), (1, 3)], 0),
+        ([(1, 7), (1, 2), (1, 3)], 1),
+        ([(1, 7), (2, 6), (1, 3)], 2),
+        ([(2, 5), (2, 6), (1, 3)], 3),
+        ([(2, 4), (2, 5), (2, 6)], 4),
+        ([(2, 4), (1, 2), (1, 3)], 0),  # near goal filled out of order
+    ],
+)
+def test_packed__follows_the_plan_order_with_parking(row_plan, boxes, packed):
+    board, src, dst = row_plan
+    pos = state(board, boxes, (1, 1) if (1, 1) not in boxes else (2, 1))
+    assert FeatureEvaluator.packed(pos.box_at, src, dst) == packed
+
+
+def test_out_of_plan__boxes_outside_basin_and_plan(row_plan):
+    board, src, dst = row_plan
+    features = FeatureEvaluator(board)
+    basin = np.zeros(board.n_cells, dtype=np.uint8)
+    basin[[board.square(1, c) for c in (2, 3, 4)]] = 1
+    # parked (1, 7) and packed (2, 6) are in plan, (1, 3) in the basin, (2, 2) out of plan
+    pos = state(board, [(1, 7), (2, 6), (2, 2)], (1, 1))
+    n_done = features.packed(pos.box_at, src, dst)
+    assert n_done == 2
+    assert features.out_of_plan(pos.box_pos, basin, src, dst, n_done) == 1
+    # after step 3 the parking square is expected empty: a box left there is out of plan
+    pos = state(board, [(1, 7), (2, 6), (2, 5)], (1, 1))
+    assert features.packed(pos.box_at, src, dst) == 3
+    assert features.out_of_plan(pos.box_pos, basin, src, dst, 3) == 1
+
+
+def test_kernels__one_compiled_signature_each():
+    board = soko_gym.load_levels("xsokoban:1")[0].board
+    features = FeatureEvaluator(board)
+    s = board.initial_state()
+    features.connectivity(s.box_at)
+    features.room_connectivity(s.box_at)
+    features.mobility(s.box_at, s.box_pos, s.player)
+    features.hotspots(s.box_pos)
+    src = np.full(1, -1, dtype=np.int32)
+    dst = board.goals[:1].copy()
+    n = features.packed(s.box_at, src, dst)
+    features.out_of_plan(s.box_pos, np.zeros(board.n_cells, np.uint8), src, dst, n)
+    for name in (
+        "count_regions",
+        "count_broken_room_edges",
+        "count_mobility",
+        "count_hotspots",
+        "count_packed",
+        "count_out_of_plan",
+        "fill_hotspot_table",
+        "pull_closure",
+    ):
+        assert len(getattr(kernels, name).signatures) == 1, name

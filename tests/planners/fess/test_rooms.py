@@ -1,0 +1,69 @@
+import numpy as np
+
+import soko_gym
+from planners.fess.rooms import NO_ROOM, analyze_rooms
+from soko_gym.levels import Level
+
+# two 3x3 rooms joined by the doorway at row 2, col 4
+TWO_ROOMS = """
+#########
+#   #   #
+# $   . #
+#@  #   #
+#########
+"""
+
+OPEN_ROOM = """
+######
+#    #
+# $. #
+#  @ #
+######
+"""
+
+# 2-wide strips: no 2x3 block fits, so every square is a passage
+NARROW = """
+#######
+#@ $ .#
+#######
+"""
+
+
+def test_analyze_rooms__two_rooms_joined_by_a_doorway():
+    board = Level.from_xsb(TWO_ROOMS).board
+    rooms = analyze_rooms(board)
+    assert rooms.n_rooms == 2
+    assert rooms.edges.tolist() == [[0, 1]]
+    doorway = board.square(2, 4)
+    assert rooms.room_id[doorway] == NO_ROOM
+    assert rooms.connecting_squares(0).tolist() == [doorway]
+    assert rooms.room_squares(0).tolist() == [
+        board.square(r, c) for r in (1, 2, 3) for c in (1, 2, 3)
+    ]
+    assert rooms.adjacency.tolist() == [[0, 1], [1, 0]]
+
+
+def test_analyze_rooms__open_room_is_one_room_without_edges():
+    rooms = analyze_rooms(Level.from_xsb(OPEN_ROOM).board)
+    assert rooms.n_rooms == 1
+    assert rooms.n_edges == 0
+    assert rooms.n_passages == 0
+
+
+def test_analyze_rooms__corridor_too_narrow_for_a_room():
+    board = Level.from_xsb(NARROW).board
+    rooms = analyze_rooms(board)
+    assert rooms.n_rooms == 0
+    assert rooms.n_passages == 1
+    assert (rooms.passage_id[board.floor] == 0).all()
+
+
+def test_analyze_rooms__xsokoban_1_has_three_rooms_all_connected():
+    board = soko_gym.load_levels("xsokoban:1")[0].board
+    rooms = analyze_rooms(board)
+    assert rooms.n_rooms == 3
+    assert rooms.edges.tolist() == [[0, 1], [0, 2], [1, 2]]
+    # the upper room is rows 1-4, cols 5-7; the goal room rows 6-8, cols 14-17
+    assert rooms.room_id[board.square(1, 5)] == rooms.room_id[board.square(4, 7)] == 0
+    assert rooms.room_id[board.square(8, 17)] == 2
+    assert np.all(rooms.room_id[board.goals] == 2)
