@@ -5,6 +5,9 @@ import soko_gym
 from planners._kernels import fess as kernels
 from planners.fess.features import FeatureEvaluator, hotspot_table
 from soko_gym.engine.board import State
+from soko_gym.engine.constants import DIST_INF, FLOOR
+from soko_gym.engine.reach import new_stamps
+from soko_gym.engine.step import box_paths
 from soko_gym.levels import Level
 
 TWO_ROOMS = """
@@ -197,6 +200,15 @@ def test_kernels__one_compiled_signature_each():
     dst = board.goals[:1].copy()
     n = features.packed(s.box_at, src, dst)
     features.out_of_plan(s.box_pos, np.zeros(board.n_cells, np.uint8), src, dst, n)
+    hotspot_table(board)
+    m = board.n_cells
+    free = np.full(m, -1, dtype=np.int16)
+    stack, queue = np.zeros(m, dtype=np.int32), np.zeros(4 * m, dtype=np.int32)
+    seen = np.zeros(4 * m, dtype=np.uint8)
+    goal = int(board.goals[0])
+    kernels.pull_closure(
+        board.cells, free, board.offsets, goal, new_stamps(board.cells), stack, seen, queue
+    )
     for name in (
         "count_regions",
         "count_broken_room_edges",
@@ -208,3 +220,40 @@ def test_kernels__one_compiled_signature_each():
         "pull_closure",
     ):
         assert len(getattr(kernels, name).signatures) == 1, name
+
+
+@pytest.mark.parametrize("xsb", [MOBILITY, TWO_ROOMS, BLOCKING])
+def test_pull_closure__agrees_with_forward_box_paths(xsb):
+    board = Level.from_xsb(xsb).board
+    n = board.n_cells
+    box_at = np.full(n, -1, dtype=np.int16)
+    stamps = new_stamps(board.cells)
+    stack = np.zeros(n, dtype=np.int32)
+    seen = np.zeros(4 * n, dtype=np.uint8)
+    queue = np.zeros(4 * n, dtype=np.int32)
+    dist = np.zeros(4 * n, dtype=np.uint16)
+    parent = np.zeros(4 * n, dtype=np.int32)
+    for goal in board.goals.tolist():
+        kernels.pull_closure(board.cells, box_at, board.offsets, goal, stamps, stack, seen, queue)
+        closure = seen.copy()
+        for x in board.floor.tolist():
+            for side in range(4):
+                player = x + int(board.offsets[side])
+                if not board.cells[player] & FLOOR:
+                    continue
+                box_at[x] = 0
+                box_paths(
+                    board.cells,
+                    box_at,
+                    board.offsets,
+                    player,
+                    x,
+                    stamps,
+                    stack,
+                    dist,
+                    parent,
+                    queue,
+                )
+                box_at[x] = -1
+                forward = bool((dist[goal * 4 : goal * 4 + 4] != DIST_INF).any())
+                assert bool(closure[x * 4 + side]) == forward, (goal, x, side)
