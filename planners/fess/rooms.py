@@ -4,9 +4,9 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 4):
 
 - *Room*: "a connected area of 2x3 squares". Every 2x3 or 3x2 rectangle made only of floor
   squares is a room block; two blocks that overlap (share a square) belong to the same room, so a
-  room is a union of overlapping blocks. Blocks that merely touch side by side without sharing a
-  square stay separate rooms (the paper's "square connecting room 1 and room 4" belongs to
-  neither room).
+  room is a union of chains of overlapping blocks. Blocks that only touch, with no chain of
+  overlapping blocks between them, stay separate rooms joined directly (the paper's "square
+  connecting room 1 and room 4" belongs to neither room).
 - *Passage*: a 4-connected area of floor squares in no room: tunnels, corridors, doorways and
   open spaces too small to be rooms.
 - *Room graph*: rooms are vertices; rooms ``r`` and ``s`` share an edge when there is a direct

@@ -18,6 +18,15 @@ TWO_ROOMS = """
 #########
 """
 
+TOUCHING = """
+#######
+#   ###
+#@$ ###
+###   #
+###  .#
+#######
+"""
+
 OPEN_ROOM = """
 ######
 #    #
@@ -95,6 +104,12 @@ def test_room_connectivity__rises_to_one_when_a_box_stands_in_the_doorway():
     assert features.room_connectivity(board.initial_state().box_at) == 0
     blocked = state(board, [(2, 4)], (3, 1))
     assert features.room_connectivity(blocked.box_at) == 1
+
+
+def test_room_connectivity__a_box_on_the_contact_of_touching_rooms_breaks_their_edge():
+    board, features = evaluator(TOUCHING)
+    assert features.room_connectivity(state(board, [(2, 2)], (1, 1)).box_at) == 0
+    assert features.room_connectivity(state(board, [(3, 3)], (1, 1)).box_at) == 1
 
 
 def test_room_connectivity__a_box_inside_a_room_breaks_nothing():

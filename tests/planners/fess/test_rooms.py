@@ -43,6 +43,27 @@ def test_analyze_rooms__two_rooms_joined_by_a_doorway():
     assert rooms.adjacency.tolist() == [[0, 1], [1, 0]]
 
 
+# two rooms that touch at (2, 3)-(3, 3) with no block across the contact
+TOUCHING = """
+#######
+#   ###
+#@$ ###
+###   #
+###  .#
+#######
+"""
+
+
+def test_analyze_rooms__touching_rooms_share_an_edge_without_squares():
+    board = Level.from_xsb(TOUCHING).board
+    rooms = analyze_rooms(board)
+    assert rooms.n_rooms == 2
+    assert rooms.edges.tolist() == [[0, 1]]
+    assert rooms.connecting_squares(0).size == 0
+    assert rooms.room_id[board.square(2, 3)] == 0
+    assert rooms.room_id[board.square(3, 3)] == 1
+
+
 def test_analyze_rooms__open_room_is_one_room_without_edges():
     rooms = analyze_rooms(Level.from_xsb(OPEN_ROOM).board)
     assert rooms.n_rooms == 1
