@@ -13,6 +13,7 @@ import soko_gym.engine
 from soko_gym.engine import push, reach
 from soko_gym.engine.corral import warmup_corral
 from soko_gym.engine.lowerbound import warmup_lowerbound
+from soko_gym.engine.patterns import warmup_patterns
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
 from soko_gym.levels.generator import warmup_generator
 
@@ -91,6 +92,7 @@ def test_warmup__compiles_every_engine_kernel():
     warmup_generator()  # the generator's kernels warm up with the "generated" level source
     warmup_lowerbound(soko_gym.load_levels("microban:1")[0].board)  # the planners' bounds
     warmup_corral()  # and their corral kernels
+    warmup_patterns()  # and the generated deadlock patterns
     kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
     assert {"step.push_step", "step.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
