@@ -463,10 +463,10 @@ def bench_breakdown(cfg: Settings, n_env: int) -> list[Row]:
         t_step = best_seconds(public_step, cfg)
         pieces = [("env.step(first legal), all included", t_step)]
         # the driver alone: every env steps its first legal action (no autoreset, no copies)
-        env._todo[:] = batch_kernels.TODO_STEP
+        env._task[:] = batch_kernels.TASK_STEP
         env._actions[:] = first_legal(env.action_masks())
         pieces.append(("numba driver, every env stepping", best_seconds(env._run, cfg)))
-        env._todo[:] = batch_kernels.TODO_SKIP
+        env._task[:] = batch_kernels.TASK_SKIP
         pieces.append(("numba driver, every env skipped", best_seconds(env._run, cfg)))
         pieces.append(("observation copy (copy=True)", best_seconds(env._observations, cfg)))
         pieces.append(("info dict (9 arrays copied)", best_seconds(env._infos, cfg)))

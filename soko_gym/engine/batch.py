@@ -1,7 +1,7 @@
 """Batched steps of N envs in one call: resets, actions, rewards, episode ends, action masks.
 
 Each env's work goes through the same per-env kernels as the single envs (``engine.step``), so
-a vector env and N single envs stepped in lockstep agree exactly. ``todo[i]`` says what env i
+a vector env and N single envs stepped in lockstep agree exactly. ``task[i]`` says what env i
 does in this call: step its action, reset to table slot ``reset_slot[i]``, or nothing. The
 ``*_parallel`` drivers spread envs over numba's threads; the others run on the calling thread.
 The env loop lives inside one kernel that takes a range of envs: the drivers pass the long
@@ -9,10 +9,10 @@ argument list once per call (or per chunk of envs), never once per env.
 
 Shared arguments of the drivers (N envs, n = H * W squares, B = most boxes, A = actions):
     kind: KIND_MOVE, KIND_PUSH or KIND_MACRO.
-    todo: int8[N] TODO_STEP, TODO_RESET, TODO_SKIP or TODO_RESET_KEEP per env; a skipped env's
+    task: int8[N] TASK_STEP, TASK_RESET, TASK_SKIP or TASK_RESET_KEEP per env; a skipped env's
         outputs are left as they are.
-    actions: int64[N] action per env (read for TODO_STEP).
-    reset_slot: int32[N] table slot per env (read for TODO_RESET).
+    actions: int64[N] action per env (read for TASK_STEP).
+    reset_slot: int32[N] table slot per env (read for TASK_RESET).
     t_cells, t_dead: uint8[L, n] table cell flags and dead squares.
     t_boxes: int32[L, B] start box squares; t_n_boxes, t_player: int32[L].
     offsets: int32[4] flat index step per direction.
@@ -50,10 +50,10 @@ from soko_gym.engine.step import (
 KIND_MOVE = 0
 KIND_PUSH = 1
 KIND_MACRO = 2
-TODO_STEP = 0
-TODO_RESET = 1
-TODO_SKIP = 2
-TODO_RESET_KEEP = 3  # reset, keeping this call's outputs (same-step autoreset's second pass)
+TASK_STEP = 0
+TASK_RESET = 1
+TASK_SKIP = 2
+TASK_RESET_KEEP = 3  # reset, keeping this call's outputs (same-step autoreset's second pass)
 
 
 @njit(cache=True, nogil=True)
@@ -61,7 +61,7 @@ def _step_range(
     lo,
     hi,
     kind,
-    todo,
+    task,
     actions,
     reset_slot,
     t_cells,
@@ -102,17 +102,17 @@ def _step_range(
     """Reset or step envs ``lo`` to ``hi - 1``; returns how many episodes ended by a step."""
     n_done = 0
     for i in range(lo, hi):
-        what = todo[i]
-        if what == TODO_SKIP:
+        what = task[i]
+        if what == TASK_SKIP:
             continue
-        if what != TODO_RESET_KEEP:
+        if what != TASK_RESET_KEEP:
             rewards[i] = 0.0
             terminated[i] = False
             truncated[i] = False
             illegal[i] = False
             deadlock[i] = False
             last_moves[i] = 0
-        if what == TODO_RESET or what == TODO_RESET_KEEP:
+        if what == TASK_RESET or what == TASK_RESET_KEEP:
             s = reset_slot[i]
             cells = t_cells[s]
             if s != slot[i]:
@@ -261,7 +261,7 @@ def _step_range(
 @njit(cache=True, nogil=True)
 def batch_step(
     kind,
-    todo,
+    task,
     actions,
     reset_slot,
     t_cells,
@@ -302,9 +302,9 @@ def batch_step(
     """Reset or step every env on the calling thread; returns the number of episodes it ended."""
     return _step_range(
         0,
-        todo.shape[0],
+        task.shape[0],
         kind,
-        todo,
+        task,
         actions,
         reset_slot,
         t_cells,
@@ -348,7 +348,7 @@ def batch_step(
 def batch_step_parallel(
     n_chunks,
     kind,
-    todo,
+    task,
     actions,
     reset_slot,
     t_cells,
@@ -391,7 +391,7 @@ def batch_step_parallel(
     ``n_chunks`` comes first (a few per thread balance the load; asking numba for its thread
     count inside a kernel would make it uncacheable); the rest is as ``batch_step``.
     """
-    n_env = todo.shape[0]
+    n_env = task.shape[0]
     n_chunks = max(1, min(n_env, n_chunks))
     done = np.zeros(n_chunks, dtype=np.int64)
     for c in prange(n_chunks):
@@ -401,7 +401,7 @@ def batch_step_parallel(
             lo,
             hi,
             kind,
-            todo,
+            task,
             actions,
             reset_slot,
             t_cells,

@@ -171,7 +171,7 @@ class SokobanVectorEnv(VectorEnv):
             "deadlock": np.zeros(n_env, dtype=bool),
             "last_moves": np.zeros(n_env, dtype=np.int64),
         }
-        self._todo = np.full(n_env, kernels.TODO_SKIP, dtype=np.int8)
+        self._task = np.full(n_env, kernels.TASK_SKIP, dtype=np.int8)
         self._actions = np.zeros(n_env, dtype=np.int64)
         self._reset_slot = np.zeros(n_env, dtype=np.int64)
         self._level_index = np.full(n_env, -1, dtype=np.int64)
@@ -192,7 +192,7 @@ class SokobanVectorEnv(VectorEnv):
         return int(
             driver(
                 self.kind,
-                self._todo,
+                self._task,
                 self._actions,
                 self._reset_slot,
                 t.cells,
@@ -233,7 +233,7 @@ class SokobanVectorEnv(VectorEnv):
         )
 
     def _plan_resets(self, envs: np.ndarray, level_index: Any = None) -> None:
-        """Choose levels for the sub-envs ``envs`` and mark them for reset in ``self._todo``."""
+        """Choose levels for the sub-envs ``envs`` and mark them for reset in ``self._task``."""
         src = self._source
         rng = self.np_random
         if src.generated:
@@ -286,8 +286,8 @@ class SokobanVectorEnv(VectorEnv):
             if not self._started and not mask.all():
                 raise ValueError("the first reset must reset every sub-env")
         envs = np.flatnonzero(mask)
-        self._todo[:] = kernels.TODO_SKIP
-        self._todo[envs] = kernels.TODO_RESET
+        self._task[:] = kernels.TASK_SKIP
+        self._task[envs] = kernels.TASK_RESET
         self._plan_resets(envs, options.get("level_index"))
         self._run()
         self._needs_reset[envs] = False
@@ -319,10 +319,10 @@ class SokobanVectorEnv(VectorEnv):
                 raise ValueError(
                     f"illegal actions for sub-envs {bad_rows.tolist()} (illegal_action='raise')"
                 )
-        self._todo[:] = kernels.TODO_STEP
+        self._task[:] = kernels.TASK_STEP
         resetting = np.flatnonzero(self._needs_reset)
         if resetting.size:
-            self._todo[resetting] = kernels.TODO_RESET
+            self._task[resetting] = kernels.TASK_RESET
             self._plan_resets(resetting)
         reward_fn = self._template._reward_fn
         if reward_fn is not None:
@@ -371,8 +371,8 @@ class SokobanVectorEnv(VectorEnv):
             }
             infos["final_info"].update({f"_{k}": done for k in list(infos["final_info"])})
             infos["_final_info"] = done
-            self._todo[:] = kernels.TODO_SKIP
-            self._todo[ended] = kernels.TODO_RESET_KEEP
+            self._task[:] = kernels.TASK_SKIP
+            self._task[ended] = kernels.TASK_RESET_KEEP
             self._plan_resets(ended)
             self._run()
             fresh = self._infos()
