@@ -6,6 +6,7 @@ Results are verified with ``soko_gym.verify`` before they are returned.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from typing import Any
@@ -28,8 +29,9 @@ __all__ = [
 _SUPPORT_MODULES = {"base", "limits", "result", "cli", "optimize"}  # modules that define no planner
 
 
+@functools.cache
 def _load_all() -> None:
-    """Import every planner module, which registers its planners (``Planner.name``)."""
+    """Import every planner module once, which registers its planners (``Planner.name``)."""
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_") and info.name not in _SUPPORT_MODULES:
             importlib.import_module(f"planners.{info.name}")

@@ -27,7 +27,6 @@ from soko_gym.engine.lowerbound import matching_bound_full, new_match_state
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level
 
-_STEP_MASK = (1 << bf.STEPS_SHIFT) - 1
 BOUNDS = ("matching", "simple")
 PI_CORRALS_DEFAULT = True
 CORRAL_DEADLOCKS_DEFAULT = False
@@ -256,11 +255,7 @@ class BestFirstPlanner(Planner):
         segments = []
         node = goal
         while store.parent[node] >= 0:
-            code = int(store.push[node])
-            steps = (code >> bf.STEPS_SHIFT) + 1
-            square, d = divmod(code & _STEP_MASK, 4)
-            off = int(offsets[d])
-            segments.append([(square + k * off, d) for k in range(steps)])
+            segments.append(bf.expand_push_code(int(store.push[node]), offsets))
             node = int(store.parent[node])
         return [push for seg in reversed(segments) for push in seg]
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from planners._kernels import idastar as ik
-from planners._kernels.bestfirst import INF_BOUND, STEPS_SHIFT, simple_bound
+from planners._kernels.bestfirst import INF_BOUND, expand_push_code, simple_bound
 from planners._kernels.table import EMPTY, new_table, rehash
 from planners.base import Outcome, Planner, Push
 from planners.limits import SearchLimits
@@ -21,7 +21,6 @@ from soko_gym.engine.lowerbound import INFINITE_BOUND, matching_bound_full, new_
 from soko_gym.engine.reach import new_stamps
 from soko_gym.levels import Level
 
-_STEP_MASK = (1 << STEPS_SHIFT) - 1
 BOUNDS = {"simple": ik.BOUND_SIMPLE, "matching": ik.BOUND_MATCHING}  # lower bounds by name
 
 
@@ -211,11 +210,7 @@ class IDAStarPlanner(Planner):
         """The pushes on the stack from the root down to ``depth``, tunnel macros expanded."""
         plan: list[Push] = []
         for k in range(1, depth + 1):
-            code = int(dfs.push[k])
-            steps = (code >> STEPS_SHIFT) + 1
-            square, d = divmod(code & _STEP_MASK, 4)
-            off = int(offsets[d])
-            plan.extend((square + i * off, d) for i in range(steps))
+            plan.extend(expand_push_code(int(dfs.push[k]), offsets))
         return plan
 
     def _outcome(

@@ -73,6 +73,21 @@ N_COUNTERS = 16
 
 KEY_SHIFT = 32
 STEPS_SHIFT = 20  # n_push holds square * 4 + direction below this bit, extra tunnel pushes above
+_STEP_MASK = (1 << STEPS_SHIFT) - 1
+
+
+def expand_push_code(code: int, offsets: np.ndarray) -> list[tuple[int, int]]:
+    """The single pushes (square before the push, direction) of a stored push code.
+
+    A code is ``square * 4 + direction`` plus ``(pushes - 1) << STEPS_SHIFT`` for a tunnel
+    macro, whose pushes move the same box on in the same direction.
+    """
+    steps = (code >> STEPS_SHIFT) + 1
+    square, d = divmod(code & _STEP_MASK, 4)
+    off = int(offsets[d])
+    return [(square + k * off, d) for k in range(steps)]
+
+
 INF_BOUND = 1 << 30
 
 

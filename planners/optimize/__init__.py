@@ -10,6 +10,7 @@ time limit and keeps the best. Metrics: "moves" (fewest moves, then fewest pushe
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import sys
@@ -212,8 +213,9 @@ class OptimizeResult:
         }
 
 
-def method_modules() -> dict[str, ModuleType]:
-    """Every optimization method by name, in schedule order."""
+@functools.cache
+def _discover_methods() -> tuple[ModuleType, ...]:
+    """The method modules of this package, imported once."""
     found = []
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_") or info.name in _SUPPORT:
@@ -221,7 +223,12 @@ def method_modules() -> dict[str, ModuleType]:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "METHOD"):
             found.append(module)
-    return {m.METHOD: m for m in sorted(found, key=lambda m: (m.ORDER, m.METHOD))}
+    return tuple(sorted(found, key=lambda m: (m.ORDER, m.METHOD)))
+
+
+def method_modules() -> dict[str, ModuleType]:
+    """Every optimization method by name, in schedule order."""
+    return {m.METHOD: m for m in _discover_methods()}
 
 
 def available_methods() -> list[str]:
