@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     from planners.cli import add_solve_parser
 
     add_solve_parser(sub, SOURCE_HELP)
+    # collect / train / bench live with the agents; their heavy imports happen inside the commands
+    from agents.cli import add_agent_parsers
+
+    add_agent_parsers(sub, SOURCE_HELP)
     return parser
 
 

@@ -1,0 +1,14 @@
+"""The agents' ``soko`` subcommands: ``collect`` (expert datasets), ``train`` and ``bench``.
+
+Each subcommand's parser is built by the module that owns it; this module only gathers them, so
+``soko --help`` stays fast (torch, stable-baselines3 and minari load inside the commands).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_agent_parsers(sub: argparse._SubParsersAction, source_help: str) -> None:
+    """Add the agents' subcommands to the ``soko`` parser ``sub``."""
+    # one line per subcommand module: `from agents.X import add_X_parser; add_X_parser(...)`
