@@ -1,0 +1,126 @@
+"""Reports of ``soko bench``: the terminal summary table and ``solve_rate.png``.
+
+Both read the rows of ``results.csv`` as ``agents.benchmark.run_benchmark`` returns them (or as
+``csv.DictReader`` reads them back: ``solved`` may be the string "True").
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def _mean(values: Sequence[float]) -> str:
+    return f"{statistics.fmean(values):.1f}" if values else "-"
+
+
+def format_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table with one line per solver.
+
+    Columns: runs, solved runs, solve rate, mean pushes and moves of the solved runs, the same
+    means on the levels every solver solved ("common", with their count), mean seconds per run
+    and mean env steps per run (agents).
+    """
+    solvers: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        solvers.setdefault(row["solver"], []).append(row)
+    solved_by = {s: {r["level"] for r in rs if _truthy(r["solved"])} for s, rs in solvers.items()}
+    common = set.intersection(*solved_by.values()) if solved_by else set()
+    lines = [
+        f"| solver | kind | runs | solved | rate | pushes | moves | pushes (common {len(common)})"
+        " | moves (common) | s/run | steps/run |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for solver, rs in solvers.items():
+        ok = [r for r in rs if _truthy(r["solved"])]
+        first: dict[int, dict[str, Any]] = {}
+        for r in ok:
+            first.setdefault(r["level"], r)
+        shared = [r for lvl, r in first.items() if lvl in common]
+        steps = [float(r["env_steps"]) for r in rs if r["env_steps"] != ""]
+        lines.append(
+            f"| {solver} | {rs[0]['kind']} | {len(rs)} | {len(ok)} | {len(ok) / len(rs):.1%} | "
+            f"{_mean([float(r['pushes']) for r in ok])} | "
+            f"{_mean([float(r['moves']) for r in ok])} | "
+            f"{_mean([float(r['pushes']) for r in shared])} | "
+            f"{_mean([float(r['moves']) for r in shared])} | "
+            f"{statistics.fmean(float(r['seconds']) for r in rs):.3f} | {_mean(steps)} |"
+        )
+    return "\n".join(lines)
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value) == "True"
+
+
+def require_matplotlib() -> None:
+    """Raise an ImportError naming the ``plot`` extra when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            'solve_rate.png needs matplotlib: pip install "soko-gym[plot]" (or pass --no-plot)'
+        ) from err
+
+
+def _curve(values: list[float], n_runs: int, grid: Sequence[float]) -> list[float]:
+    return [sum(v <= x for v in values) / n_runs for x in grid]
+
+
+def plot_solve_rate(
+    rows: Sequence[dict[str, Any]],
+    path: str | Path,
+    time_limit: float | None = None,
+    max_steps: int | None = None,
+) -> Path:
+    """Write the solve-rate plot: planners against time, agents against env steps.
+
+    Args:
+        rows: CSV rows as ``run_benchmark`` returns them.
+        path: the PNG to write.
+        time_limit: right end of the time axis (default: the slowest run).
+        max_steps: right end of the step axis (default: the longest episode).
+
+    Returns:
+        The path written.
+    """
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    by_solver: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        by_solver.setdefault((row["kind"], row["solver"], row["env_id"]), []).append(row)
+    kinds = [k for k in ("planner", "agent") if any(key[0] == k for key in by_solver)]
+    fig = Figure(figsize=(5.0 * len(kinds), 4.0), layout="constrained")
+    axes = fig.subplots(1, len(kinds), sharey=True, squeeze=False)[0]
+    for ax, kind in zip(axes, kinds, strict=True):
+        if kind == "planner":
+            right = time_limit or max(float(r["seconds"]) for r in rows) or 1.0
+            fastest = [float(r["seconds"]) / 2 for r in rows if r["kind"] == kind]
+            left = max(min([right / 1000, *fastest]), 1e-6)
+            grid = [left * (right / left) ** (i / 200) for i in range(201)]
+            ax.set_xscale("log")
+            ax.set_xlabel("time budget per level (s)")
+            ax.set_title("planners")
+        else:
+            steps = [int(r["env_steps"]) for r in rows if r["kind"] == "agent"]
+            right = max_steps or max(steps, default=1) or 1
+            grid = list(range(0, int(right) + 1))
+            ax.set_xlabel("step budget per episode (env steps)")
+            ax.set_title("agents")
+        for (k, solver, env_id), rs in by_solver.items():
+            if k != kind:
+                continue
+            key = "seconds" if kind == "planner" else "env_steps"
+            values = [float(r[key]) for r in rs if _truthy(r["solved"])]
+            label = solver if kind == "planner" else f"{Path(solver).name} ({env_id})"
+            ax.step(grid, _curve(values, len(rs), grid), where="post", label=label)
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    axes[0].set_ylabel("solve rate")
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    return path

@@ -1,0 +1,628 @@
+"""Agents against planners on the same levels: ``soko bench``, one CSV, one table, one plot.
+
+Planners run through ``planners.solve`` with a time budget per level (``--jobs K`` solves levels
+in K worker processes); agents (stable-baselines3 models) play the levels through the env they
+were trained on, with a step budget per episode, and every solution they find is rebuilt as
+LURD from the env's ``info["last_lurd"]`` and checked with ``soko_gym.levels.verify``.
+
+Usage::
+
+    soko bench --levels microban:1-20 --planners astar,fess --agents runs/ppo/model.zip
+        --time-limit 10 --max-steps 200 --jobs 2 --out bench/   (one command line)
+
+    from agents.benchmark import BenchConfig, run_benchmark
+    rows = run_benchmark(BenchConfig("microban:1-20", planners=("astar",), out="bench"))
+
+Outputs in ``--out``:
+
+- ``results.csv``: one row per level, solver and episode (planners have episode 0) with the
+  columns ``CSV_COLUMNS``: ``source``, ``level`` (1-based index in the source, as in
+  ``microban:3``), ``title``, ``solver`` (planner name or model path), ``kind`` ("planner" or
+  "agent"), ``env_id`` (agents), ``episode``, ``solved``, ``status``, ``pushes`` and ``moves``
+  (of the solution; empty when not solved), ``seconds`` (wall time of the run or episode),
+  ``env_steps`` (agents: actions taken, solved or not) and ``nodes`` (planners). Rows are
+  written as they finish, so Ctrl-C keeps every row already written; an existing
+  ``results.csv`` is never replaced without ``--overwrite``.
+- ``solve_rate.png``: two panels sharing the y axis. Left: planners' solve rate against the
+  time budget (fraction of levels solved within t seconds, log x up to ``--time-limit``).
+  Right: agents' solve rate against the step budget (fraction of episodes solved within b env
+  steps, up to ``--max-steps``). A run solved in t seconds or b steps would also be solved with
+  any larger budget, so one run per level at the full budget gives the whole curve. Agents'
+  steps are actions of their own action space (a push, a macro move or one step), so compare
+  curves of agents with the same env id.
+- The terminal summary per solver: runs, solved, solve rate, mean pushes and moves of the
+  solved runs, the same means on the levels every solver solved ("common"), mean seconds
+  per run and mean env steps.
+
+Agents: a ``.zip`` saved by stable-baselines3 or sb3-contrib (MaskablePPO, PPO or DQN, found
+from the policy class stored in the zip). The env id and env arguments come from a sidecar
+JSON next to the model (``model.json`` or ``model.zip.json``: ``{"env_id": ..., "env_kwargs":
+{...}}``), from ``--agent-env``, or else from the model's spaces (planes observation
+``(C, H, W)``; ``Discrete(4 H W)`` is the push env, ``Discrete((H W)^2)`` the macro env,
+``Discrete(4|5)`` the move env). Maskable models get the env's action masks. Episodes take the
+policy's most likely action with one episode per level, and sample actions (seeded by
+``--seed``) with more. A level larger than the model's frame gets status "does_not_fit".
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from agents.bench_report import format_summary, plot_solve_rate, require_matplotlib
+from soko_gym.levels import Level, load_levels
+from soko_gym.levels.packs import split_selection
+
+CSV_COLUMNS = (
+    "source",
+    "level",
+    "title",
+    "solver",
+    "kind",
+    "env_id",
+    "episode",
+    "solved",
+    "status",
+    "pushes",
+    "moves",
+    "seconds",
+    "env_steps",
+    "nodes",
+)
+RESULTS_NAME = "results.csv"
+PLOT_NAME = "solve_rate.png"
+ENV_IDS = ("Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0")
+# env kwargs a sidecar may carry that the benchmark sets itself
+_OWN_ENV_KWARGS = {"levels", "level_order", "generator_kwargs", "render_mode", "max_episode_steps"}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What ``run_benchmark`` runs and where it writes.
+
+    Attributes:
+        levels: a level source (pack name, file or directory, with an optional ``:A-B``).
+        planners: planner registry names (see ``planners.available()``).
+        agents: paths of saved SB3 models (``.zip``).
+        time_limit: seconds per level for each planner.
+        episodes_per_level: agent episodes on each level.
+        max_steps: agent step budget per episode (None: the env id's registered limit).
+        jobs: worker processes for the planners (1: run in this process).
+        out: output directory (created if missing).
+        overwrite: replace an existing ``results.csv``.
+        agent_env: env id for every agent, instead of the sidecar or the model's spaces.
+        seed: seed of the agents' action sampling and env resets.
+        plot: write ``solve_rate.png`` (needs the ``plot`` extra).
+        quiet: no per-run lines on stderr.
+    """
+
+    levels: str
+    planners: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
+    time_limit: float = 10.0
+    episodes_per_level: int = 1
+    max_steps: int | None = None
+    jobs: int = 1
+    out: str | Path = "bench"
+    overwrite: bool = False
+    agent_env: str | None = None
+    seed: int = 0
+    plot: bool = True
+    quiet: bool = False
+
+
+@dataclass
+class LoadedAgent:
+    """A saved SB3 model with the env it plays in.
+
+    Attributes:
+        model: the loaded model (``predict(obs, deterministic=..., [action_masks=...])``).
+        env_id: a soko-gym env id.
+        env_kwargs: env arguments (obs_size, dead_plane ... matching the model's observation).
+        masked: True when ``predict`` takes ``action_masks`` (MaskablePPO).
+    """
+
+    model: Any
+    env_id: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    masked: bool = False
+
+
+# -- loading agents -----------------------------------------------------------------------------
+
+
+def _sidecar(path: Path) -> dict[str, Any]:
+    for candidate in (path.with_suffix(".json"), path.with_name(path.name + ".json")):
+        if candidate.is_file():
+            with candidate.open(encoding="utf-8") as f:
+                data = json.load(f)
+            if not isinstance(data, dict):
+                raise ValueError(f"{candidate}: expected a JSON object")
+            return data
+    return {}
+
+
+def _algo_class(path: Path) -> Any:
+    """The SB3 algorithm class of a saved model, from the policy class recorded in the zip."""
+    try:
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3 import DQN, PPO
+    except ImportError as err:
+        raise ImportError(
+            'agents need stable-baselines3 and sb3-contrib: pip install "soko-gym[rl]"'
+        ) from err
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data"))
+        module = str(data.get("policy_class", {}).get("__module__", ""))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a stable-baselines3 model zip ({err})") from None
+    if "maskable" in module:
+        return MaskablePPO
+    if ".dqn." in module:
+        return DQN
+    return PPO
+
+
+def _env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
+    """Env id and kwargs of a planes model, read from its observation and action spaces."""
+    from soko_gym.engine.constants import N_PLANES
+
+    shape = tuple(model.observation_space.shape or ())
+    n = int(getattr(model.action_space, "n", 0))
+    if len(shape) != 3 or shape[0] not in (N_PLANES, N_PLANES + 1):
+        raise ValueError(
+            f"cannot tell the env of a model with observations of shape {shape}; give a sidecar "
+            '<model>.json with {"env_id": ..., "env_kwargs": {...}} or --agent-env'
+        )
+    _, height, width = shape
+    kwargs: dict[str, Any] = {"obs_size": (height, width), "dead_plane": shape[0] > N_PLANES}
+    cells = height * width
+    if n == 4 * cells:
+        return "Sokoban-Push-v0", kwargs
+    if n == cells * cells:
+        return "Sokoban-Macro-v0", kwargs
+    if n in (4, 5):
+        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5}
+    raise ValueError(f"cannot tell the env of a model with Discrete({n}) actions; use --agent-env")
+
+
+def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
+    """Load a saved SB3 model and the env it was trained on.
+
+    Args:
+        path: the model's ``.zip``.
+        env_id: overrides the sidecar's env id (its ``env_kwargs`` are still used).
+
+    Raises:
+        ValueError: a missing or unreadable model, or an env that cannot be determined.
+        ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"agent model {path} not found")
+    algo = _algo_class(path)
+    model = algo.load(str(path), device="cpu")
+    meta = _sidecar(path)
+    kwargs = {
+        k: v for k, v in dict(meta.get("env_kwargs") or {}).items() if k not in _OWN_ENV_KWARGS
+    }
+    chosen = env_id or meta.get("env_id")
+    if chosen is None:
+        chosen, inferred = _env_from_spaces(model)
+        kwargs = {**inferred, **kwargs}
+    elif "obs_size" not in kwargs:
+        try:
+            inferred = _env_from_spaces(model)[1]
+        except ValueError:
+            inferred = {}  # e.g. rgb observations: the sidecar's env_kwargs must say enough
+        if not str(chosen).startswith("Sokoban-Move"):
+            inferred.pop("noop_action", None)
+        kwargs = {**inferred, **kwargs}
+    if isinstance(kwargs.get("obs_size"), list):
+        kwargs["obs_size"] = tuple(kwargs["obs_size"])
+    masked = "action_masks" in _predict_params(model)
+    return LoadedAgent(model, str(chosen), kwargs, masked)
+
+
+def _predict_params(model: Any) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(model.predict).parameters)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def _indexed_levels(source: str) -> list[tuple[int, Level]]:
+    """The selected levels with their 1-based number in the whole pack or file."""
+    _, selection = split_selection(source)
+    levels = load_levels(source)
+    first = selection[0] if selection else 1
+    return [(first + i, level) for i, level in enumerate(levels)]
+
+
+_WARMUP_LEVEL = "#####\n#@$.#\n#####"
+
+
+@functools.cache
+def _warm_up_planner(name: str) -> None:
+    """Solve a one-push level once per process, so compile and cache loading are not timed."""
+    from planners import solve
+
+    solve(_WARMUP_LEVEL, planner=name)
+
+
+def _run_planner(name: str, time_limit: float, level: Level) -> dict[str, Any]:
+    """One planner on one level (runs in workers); the planner's part of a CSV row."""
+    from planners import SearchLimits, solve
+
+    _warm_up_planner(name)
+    res = solve(level, planner=name, limits=SearchLimits(max_seconds=time_limit))
+    return {
+        "solved": res.solved,
+        "status": res.status,
+        "pushes": res.pushes if res.solved else "",
+        "moves": res.moves if res.solved else "",
+        "seconds": round(res.seconds, 6),
+        "env_steps": "",
+        "nodes": res.nodes,
+    }
+
+
+def _planner_rows(
+    config: BenchConfig, items: list[tuple[int, Level]]
+) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """(planner, level number, result) for every planner and level, as they finish."""
+    tasks = [(name, number, level) for name in config.planners for number, level in items]
+    if config.jobs <= 1:
+        for name, number, level in tasks:
+            yield name, number, _run_planner(name, config.time_limit, level)
+        return
+    ctx = get_context("spawn")  # workers load the numba cache; no fork of a threaded parent
+    with ProcessPoolExecutor(max_workers=config.jobs, mp_context=ctx) as pool:
+        todo = iter(tasks)
+        running: dict[Future, tuple[str, int]] = {}
+
+        def submit() -> None:
+            task = next(todo, None)
+            if task is not None:
+                fut = pool.submit(_run_planner, task[0], config.time_limit, task[2])
+                running[fut] = (task[0], task[1])
+
+        try:
+            for _ in range(2 * config.jobs):
+                submit()
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    name, number = running.pop(fut)
+                    yield name, number, fut.result()
+                    submit()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _make_agent_env(agent: LoadedAgent, levels: list[Level], max_steps: int | None) -> Any:
+    import gymnasium as gym
+
+    import soko_gym  # noqa: F401  (registers the env ids)
+
+    spec = gym.spec(agent.env_id)
+    steps = max_steps if max_steps is not None else spec.max_episode_steps
+    return gym.make(
+        agent.env_id,
+        levels=levels,
+        level_order="sequential",
+        max_episode_steps=steps,
+        disable_env_checker=True,
+        **agent.env_kwargs,
+    )
+
+
+def play_episode(
+    agent: LoadedAgent, env: Any, level: Level, level_index: int, deterministic: bool, seed: int
+) -> dict[str, Any]:
+    """One agent episode on ``env``'s level ``level_index``; the agent's part of a CSV row.
+
+    The LURD of the episode is the concatenation of ``info["last_lurd"]``; a solved episode
+    counts only when ``soko_gym.levels.verify`` accepts that LURD on ``level``.
+    """
+    from soko_gym.levels import verify
+
+    start = time.perf_counter()
+    obs, info = env.reset(seed=seed, options={"level_index": level_index})
+    steps = 0
+    parts: list[str] = []
+    status = "step_limit"
+    while True:
+        kwargs: dict[str, Any] = {}
+        if agent.masked:
+            from sb3_contrib.common.maskable.utils import get_action_masks
+
+            mask = get_action_masks(env)
+            if not mask.any():
+                status = "stuck"  # no legal action left (push and macro envs)
+                break
+            kwargs["action_masks"] = mask
+        action, _ = agent.model.predict(obs, deterministic=deterministic, **kwargs)
+        obs, _, terminated, truncated, info = env.step(int(action))
+        steps += 1
+        parts.append(info.get("last_lurd", ""))
+        if terminated or truncated:
+            if info.get("solved"):
+                status = "solved"
+            elif info.get("deadlock"):
+                status = "deadlock"
+            break
+    seconds = time.perf_counter() - start
+    solved = status == "solved"
+    pushes: int | str = ""
+    moves: int | str = ""
+    if solved:
+        check = verify(level, "".join(parts))
+        if check.ok:
+            pushes, moves = check.pushes, check.moves
+        else:
+            solved, status = False, "verify_failed"
+    return {
+        "solved": solved,
+        "status": status,
+        "pushes": pushes,
+        "moves": moves,
+        "seconds": round(seconds, 6),
+        "env_steps": steps,
+        "nodes": "",
+    }
+
+
+def _warm_up_agent(agent: LoadedAgent, env: Any) -> None:
+    """One untimed prediction, so torch's first-call overhead is not in the first episode."""
+    obs, _ = env.reset(options={"level_index": 0})
+    kwargs: dict[str, Any] = {}
+    if agent.masked:
+        kwargs["action_masks"] = env.get_wrapper_attr("action_masks")()
+    agent.model.predict(obs, deterministic=True, **kwargs)
+
+
+def _agent_rows(
+    config: BenchConfig, items: list[tuple[int, Level]]
+) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
+    """(agent path, env id, level number, episode, result) for every agent, level, episode."""
+    from soko_gym.envs.observation import level_fits
+
+    deterministic = config.episodes_per_level == 1
+    for path in config.agents:
+        agent = load_agent(path, config.agent_env)
+        if not deterministic:
+            agent.model.set_random_seed(config.seed)
+        size = agent.env_kwargs.get("obs_size")
+        if isinstance(size, int):
+            size = (size, size)
+        fits = [(n, lv) for n, lv in items if size is None or level_fits(lv, size)]
+        env = _make_agent_env(agent, [lv for _, lv in fits], config.max_steps) if fits else None
+        index_of = {n: i for i, (n, _) in enumerate(fits)}
+        if env is not None:
+            _warm_up_agent(agent, env)
+        try:
+            for number, level in items:
+                for episode in range(config.episodes_per_level):
+                    if number not in index_of:
+                        res = {
+                            "solved": False,
+                            "status": "does_not_fit",
+                            "pushes": "",
+                            "moves": "",
+                            "seconds": 0.0,
+                            "env_steps": 0,
+                            "nodes": "",
+                        }
+                    else:
+                        seed = config.seed + 1000 * episode + number
+                        res = play_episode(agent, env, level, index_of[number], deterministic, seed)
+                    yield path, agent.env_id, number, episode, res
+        finally:
+            if env is not None:
+                env.close()
+
+
+def _check_config(config: BenchConfig) -> None:
+    from planners import available
+
+    known = available()
+    unknown = [p for p in config.planners if p not in known]
+    if unknown:
+        raise ValueError(f"unknown planner(s) {unknown}; available: {', '.join(known)}")
+    if not config.planners and not config.agents:
+        raise ValueError("nothing to run: give --planners and/or --agents")
+    if config.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {config.jobs}")
+    if config.episodes_per_level < 1:
+        raise ValueError(
+            f"--episodes-per-level must be at least 1, got {config.episodes_per_level}"
+        )
+    if config.time_limit <= 0:
+        raise ValueError(f"--time-limit must be positive, got {config.time_limit}")
+    if config.max_steps is not None and config.max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1, got {config.max_steps}")
+    if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
+        raise ValueError(f"--agent-env must be one of {ENV_IDS}, got {config.agent_env!r}")
+    for path in config.agents:
+        if not Path(path).is_file():
+            raise ValueError(f"agent model {path} not found")
+    if config.plot:
+        require_matplotlib()
+
+
+def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
+    """Run every planner and agent of ``config`` on its levels; write the CSV, table and plot.
+
+    Returns:
+        The CSV rows as dicts (also those written before a Ctrl-C, which is re-raised after
+        the summary and plot of the partial results).
+
+    Raises:
+        ValueError: unknown planners, missing models, bad budgets, or an existing
+            ``results.csv`` without ``overwrite``.
+    """
+    _check_config(config)
+    out = Path(config.out)
+    csv_path = out / RESULTS_NAME
+    if csv_path.exists() and not config.overwrite:
+        raise ValueError(f"{csv_path} exists; pass --overwrite to replace it")
+    items = _indexed_levels(config.levels)
+    titles = {number: level.title for number, level in items}
+    source = split_selection(config.levels)[0]
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    interrupted = False
+    with csv_path.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        f.flush()
+
+        def emit(solver: str, kind: str, env_id: str, number: int, episode: int, res: dict):
+            row = {
+                "source": source,
+                "level": number,
+                "title": titles[number],
+                "solver": solver,
+                "kind": kind,
+                "env_id": env_id,
+                "episode": episode,
+                **res,
+            }
+            writer.writerow(row)
+            f.flush()
+            rows.append(row)
+            if not config.quiet:
+                figures = (
+                    f"{res['pushes']} pushes, {res['moves']} moves"
+                    if res["solved"]
+                    else (res["status"])
+                )
+                print(
+                    f"{solver} level {number} #{episode}: {figures} ({res['seconds']:.2f} s)",
+                    file=sys.stderr,
+                )
+
+        try:
+            for name, number, res in _planner_rows(config, items):
+                emit(name, "planner", "", number, 0, res)
+            for path, env_id, number, episode, res in _agent_rows(config, items):
+                emit(path, "agent", env_id, number, episode, res)
+        except KeyboardInterrupt:
+            interrupted = True
+    print(format_summary(rows))
+    if config.plot and rows:
+        plot_solve_rate(rows, out / PLOT_NAME, config.time_limit, config.max_steps)
+    if interrupted:
+        raise KeyboardInterrupt
+    return rows
+
+
+# -- command line -------------------------------------------------------------------------------
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(x.strip() for x in (text or "").split(",") if x.strip())
+
+
+def add_bench_parser(sub: Any, source_help: str) -> None:
+    """Add the ``bench`` subcommand to the ``soko`` argument parser."""
+    bench = sub.add_parser(
+        "bench",
+        help="planners and RL agents on the same levels: results.csv, summary, solve_rate.png",
+        description="Run planners (through planners.solve) and saved SB3 agents (through the "
+        "env) on the same levels; see agents/benchmark.py for the outputs.",
+    )
+    bench.add_argument("--levels", required=True, metavar="SOURCE", help=source_help)
+    bench.add_argument(
+        "--planners", default="", help="comma-separated planner names (see `soko planners`)"
+    )
+    bench.add_argument(
+        "--agents", default="", help="comma-separated saved SB3 models (model.zip, ...)"
+    )
+    bench.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="planner seconds per level (default 10)",
+    )
+    bench.add_argument(
+        "--episodes-per-level",
+        type=int,
+        default=1,
+        metavar="N",
+        help="agent episodes per level (default 1: greedy actions; more: sampled actions)",
+    )
+    bench.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="agent step budget per episode (default: the env id's limit, e.g. 200 pushes)",
+    )
+    bench.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="K",
+        help="worker processes for the planners (default 1)",
+    )
+    bench.add_argument(
+        "--agent-env",
+        default=None,
+        metavar="ENV_ID",
+        help="env id of the agents when no sidecar <model>.json says it",
+    )
+    bench.add_argument("--seed", type=int, default=0, help="seed of agent sampling (default 0)")
+    bench.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    bench.add_argument(
+        "--overwrite", action="store_true", help="replace an existing DIR/results.csv"
+    )
+    bench.add_argument("--no-plot", action="store_true", help="do not write solve_rate.png")
+    bench.add_argument("--quiet", action="store_true", help="no per-run lines on stderr")
+    bench.set_defaults(func=run_bench_command)
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    """Run ``soko bench``; returns the exit code (0 done, 130 on Ctrl-C)."""
+    config = BenchConfig(
+        levels=args.levels,
+        planners=_names(args.planners),
+        agents=_names(args.agents),
+        time_limit=args.time_limit,
+        episodes_per_level=args.episodes_per_level,
+        max_steps=args.max_steps,
+        jobs=args.jobs,
+        out=args.out,
+        overwrite=args.overwrite,
+        agent_env=args.agent_env,
+        seed=args.seed,
+        plot=not args.no_plot,
+        quiet=args.quiet,
+    )
+    try:
+        run_benchmark(config)
+    except ImportError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"interrupted; rows so far are in {Path(args.out) / RESULTS_NAME}", file=sys.stderr)
+        return 130
+    print(f"wrote {Path(args.out) / RESULTS_NAME}", file=sys.stderr)
+    return 0

@@ -1,0 +1,165 @@
+import csv
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("matplotlib")
+
+from agents import benchmark  # noqa: E402
+from agents.benchmark import CSV_COLUMNS, BenchConfig, LoadedAgent, load_agent  # noqa: E402
+from soko_gym.cli import main  # noqa: E402
+from soko_gym.levels import load_levels, verify  # noqa: E402
+
+LEVELS = "microban:1-3"
+
+
+@pytest.fixture(scope="module")
+def tiny_agent(tmp_path_factory):
+    """An untrained MaskablePPO on the push env, saved with its sidecar."""
+    from sb3_contrib import MaskablePPO
+
+    from soko_gym.envs.sb3 import SokobanVecEnv
+
+    folder = tmp_path_factory.mktemp("agent")
+    env = SokobanVecEnv("Sokoban-Push-v0", 1, seed=0, levels=LEVELS)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0)
+    path = folder / "model.zip"
+    model.save(path)
+    (folder / "model.json").write_text(json.dumps({"env_id": "Sokoban-Push-v0"}))
+    return path
+
+
+class ScriptedMover:
+    """A stand-in model for the move env: plays a known LURD from each level's start."""
+
+    def __init__(self, plans):
+        self.plans = plans  # start observation bytes -> LURD
+        self.todo = []
+
+    def predict(self, observation, state=None, episode_start=None, deterministic=True):
+        key = np.asarray(observation).tobytes()
+        if key in self.plans:
+            self.todo = list(self.plans[key])
+        letter = self.todo.pop(0).lower() if self.todo else "u"
+        return np.int64("udlr".index(letter)), None
+
+    def set_random_seed(self, seed):
+        pass
+
+
+def _scripted_agent(levels, size):
+    import gymnasium as gym
+
+    from planners import solve
+
+    plans = {}
+    env = gym.make("Sokoban-Move-v0", levels=levels, obs_size=size)
+    for i, level in enumerate(levels):
+        obs, _ = env.reset(options={"level_index": i})
+        plans[obs.tobytes()] = solve(level, planner="astar").lurd
+    return LoadedAgent(ScriptedMover(plans), "Sokoban-Move-v0", {"obs_size": size})
+
+
+def _rows(out):
+    with (out / "results.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+def test_bench__writes_csv_rows_and_png(tiny_agent, tmp_path, capsys):
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", LEVELS, "--planners", "astar,bfs", "--agents", str(tiny_agent)]
+    assert main([*argv, "--time-limit", "5", "--max-steps", "20", "--out", str(out)]) == 0
+    columns, rows = _rows(out)
+    assert tuple(columns) == CSV_COLUMNS
+    assert len(rows) == 3 * 3
+    planners = [r for r in rows if r["kind"] == "planner"]
+    assert sorted((r["solver"], r["level"]) for r in planners) == sorted(
+        (p, str(n)) for p in ("astar", "bfs") for n in (1, 2, 3)
+    )
+    assert all(r["solved"] == "True" and int(r["pushes"]) > 0 for r in planners)
+    agent_rows = [r for r in rows if r["kind"] == "agent"]
+    assert [r["level"] for r in agent_rows] == ["1", "2", "3"]
+    for r in agent_rows:
+        assert r["solver"] == str(tiny_agent) and r["env_id"] == "Sokoban-Push-v0"
+        assert 1 <= int(r["env_steps"]) <= 20
+        assert (r["pushes"] != "") == (r["solved"] == "True")
+    assert (out / "solve_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = capsys.readouterr().out
+    assert "| astar | planner | 3 | 3 | 100.0% |" in summary
+    assert str(tiny_agent) in summary
+
+
+def test_bench__unknown_planner_lists_the_available_ones(tmp_path, capsys):
+    assert main(["bench", "--levels", LEVELS, "--planners", "astar,nope", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "nope" in err and "available:" in err and "astar" in err
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_bench__existing_results_are_kept_without_overwrite(tmp_path, capsys):
+    (tmp_path / "results.csv").write_text("keep me\n")
+    argv = ["bench", "--levels", "microban:2", "--planners", "astar", "--out", str(tmp_path)]
+    assert main([*argv, "--no-plot"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert (tmp_path / "results.csv").read_text() == "keep me\n"
+    assert main([*argv, "--no-plot", "--overwrite"]) == 0
+    assert len(_rows(tmp_path)[1]) == 1
+
+
+def test_bench__ctrl_c_keeps_the_rows_written(tmp_path, monkeypatch):
+    real = benchmark._run_planner
+    calls = []
+
+    def interrupted_second_time(*args):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(benchmark, "_run_planner", interrupted_second_time)
+    argv = ["bench", "--levels", LEVELS, "--planners", "astar", "--out", str(tmp_path)]
+    assert main([*argv, "--quiet"]) == 130
+    _, rows = _rows(tmp_path)
+    assert [(r["solver"], r["level"]) for r in rows] == [("astar", "1")]
+
+
+def test_run_benchmark__scripted_agent_solutions_are_verified(tmp_path, monkeypatch):
+    levels = load_levels(LEVELS)
+    agent = _scripted_agent(levels[:2], (8, 8))  # level 3 is 9 wide: does not fit
+    monkeypatch.setattr(benchmark, "load_agent", lambda path, env_id=None: agent)
+    model = tmp_path / "scripted.zip"
+    model.write_bytes(b"")
+    config = BenchConfig(LEVELS, agents=(str(model),), out=tmp_path, plot=False, quiet=True)
+    rows = benchmark.run_benchmark(config)
+    assert [r["status"] for r in rows] == ["solved", "solved", "does_not_fit"]
+    for row, level in zip(rows[:2], levels, strict=False):
+        astar = verify(level, _solution(level))
+        assert (row["pushes"], row["moves"]) == (astar.pushes, astar.moves)
+        assert row["env_steps"] == astar.moves  # one move per action in the move env
+
+
+def _solution(level):
+    from planners import solve
+
+    return solve(level, planner="astar").lurd
+
+
+def test_load_agent__env_from_the_model_spaces_without_sidecar(tiny_agent, tmp_path):
+    bare = tmp_path / "bare.zip"
+    bare.write_bytes(tiny_agent.read_bytes())
+    agent = load_agent(bare)
+    assert agent.env_id == "Sokoban-Push-v0" and agent.masked
+    levels = load_levels(LEVELS)
+    size = (max(lv.height for lv in levels), max(lv.width for lv in levels))
+    assert agent.env_kwargs == {"obs_size": size, "dead_plane": False}
+    assert load_agent(tiny_agent).env_id == "Sokoban-Push-v0"
+
+
+def test_load_agent__not_a_model(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_text("nope")
+    with pytest.raises(ValueError, match="not a stable-baselines3 model"):
+        load_agent(bad)
