@@ -272,6 +272,16 @@ class PlannerPolicy:
             player = position.region(position.player, set(position.boxes))[0]
         return position.shape, position.layout, position.boxes, player
 
+    def add_plan(self, observation: np.ndarray, lurd: str) -> None:
+        """Cache a known solution: ``lurd`` played from the position of ``observation``.
+
+        Raises:
+            ValueError: when ``lurd`` does not replay from that position.
+        """
+        position = read_position(np.asarray(observation))
+        for key, action in plan_actions(position, lurd, self.action_space):
+            self._next[key] = action
+
     def clear_cache(self) -> None:
         """Forget every plan and failure (``stats`` are kept)."""
         self._next.clear()
