@@ -97,7 +97,8 @@ def plot_solve_rate(
     axes = fig.subplots(1, len(kinds), sharey=True, squeeze=False)[0]
     for ax, kind in zip(axes, kinds, strict=True):
         if kind == "planner":
-            right = time_limit or max(float(r["seconds"]) for r in rows) or 1.0
+            slowest = max(float(r["seconds"]) for r in rows if r["kind"] == kind)
+            right = max(time_limit or 0.0, slowest) or 1.0
             fastest = [float(r["seconds"]) / 2 for r in rows if r["kind"] == kind]
             left = max(min([right / 1000, *fastest]), 1e-6)
             grid = [left * (right / left) ** (i / 200) for i in range(201)]
@@ -106,7 +107,7 @@ def plot_solve_rate(
             ax.set_title("planners")
         else:
             steps = [int(r["env_steps"]) for r in rows if r["kind"] == "agent"]
-            right = max_steps or max(steps, default=1) or 1
+            right = max(max_steps or 0, *steps, 1)
             grid = list(range(0, int(right) + 1))
             ax.set_xlabel("step budget per episode (env steps)")
             ax.set_title("agents")

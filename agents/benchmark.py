@@ -153,8 +153,8 @@ def _sidecar(path: Path) -> dict[str, Any]:
     return {}
 
 
-def _algo_class(path: Path) -> Any:
-    """The SB3 algorithm class of a saved model, from the policy class recorded in the zip."""
+def _algo_class(path: Path, algo: str | None = None) -> Any:
+    """The SB3 class of a saved model: the sidecar's ``algo``, else from the zip's policy class."""
     try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import DQN, PPO
@@ -162,6 +162,9 @@ def _algo_class(path: Path) -> Any:
         raise ImportError(
             'agents need stable-baselines3 and sb3-contrib: pip install "soko-gym[rl]"'
         ) from err
+    by_name = {"maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN}
+    if algo is not None and algo.lower() in by_name:
+        return by_name[algo.lower()]
     try:
         with zipfile.ZipFile(path) as zf:
             data = json.loads(zf.read("data"))
@@ -212,9 +215,9 @@ def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"agent model {path} not found")
-    algo = _algo_class(path)
-    model = algo.load(str(path), device="cpu")
     meta = _sidecar(path)
+    algo = _algo_class(path, meta.get("algo"))
+    model = algo.load(str(path), device="cpu")
     kwargs = {
         k: v for k, v in dict(meta.get("env_kwargs") or {}).items() if k not in _OWN_ENV_KWARGS
     }
@@ -222,14 +225,17 @@ def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
     if chosen is None:
         chosen, inferred = _env_from_spaces(model)
         kwargs = {**inferred, **kwargs}
-    elif "obs_size" not in kwargs:
+    else:
         try:
-            inferred = _env_from_spaces(model)[1]
-        except ValueError:
-            inferred = {}  # e.g. rgb observations: the sidecar's env_kwargs must say enough
-        if not str(chosen).startswith("Sokoban-Move"):
-            inferred.pop("noop_action", None)
-        kwargs = {**inferred, **kwargs}
+            spaces_id, inferred = _env_from_spaces(model)
+        except ValueError:  # e.g. rgb observations: the sidecar's env_kwargs must say enough
+            spaces_id, inferred = None, {}
+        if spaces_id is not None and spaces_id != str(chosen).replace("-Gen", ""):
+            raise ValueError(
+                f"{path}: the model's spaces fit {spaces_id}, not the env {chosen} it was given"
+            )
+        if "obs_size" not in kwargs:
+            kwargs = {**inferred, **kwargs}
     if isinstance(kwargs.get("obs_size"), list):
         kwargs["obs_size"] = tuple(kwargs["obs_size"])
     masked = "action_masks" in _predict_params(model)
@@ -398,14 +404,13 @@ def _warm_up_agent(agent: LoadedAgent, env: Any) -> None:
 
 
 def _agent_rows(
-    config: BenchConfig, items: list[tuple[int, Level]]
+    config: BenchConfig, agents: list[LoadedAgent], items: list[tuple[int, Level]]
 ) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
     """(agent path, env id, level number, episode, result) for every agent, level, episode."""
     from soko_gym.envs.observation import level_fits
 
     deterministic = config.episodes_per_level == 1
-    for path in config.agents:
-        agent = load_agent(path, config.agent_env)
+    for path, agent in zip(config.agents, agents, strict=True):
         if not deterministic:
             agent.model.set_random_seed(config.seed)
         size = agent.env_kwargs.get("obs_size")
@@ -482,6 +487,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
     csv_path = out / RESULTS_NAME
     if csv_path.exists() and not config.overwrite:
         raise ValueError(f"{csv_path} exists; pass --overwrite to replace it")
+    agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
     items = _indexed_levels(config.levels)
     titles = {number: level.title for number, level in items}
     source = split_selection(config.levels)[0]
@@ -511,7 +517,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
                 figures = (
                     f"{res['pushes']} pushes, {res['moves']} moves"
                     if res["solved"]
-                    else (res["status"])
+                    else res["status"]
                 )
                 print(
                     f"{solver} level {number} #{episode}: {figures} ({res['seconds']:.2f} s)",
@@ -521,7 +527,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
         try:
             for name, number, res in _planner_rows(config, items):
                 emit(name, "planner", "", number, 0, res)
-            for path, env_id, number, episode, res in _agent_rows(config, items):
+            for path, env_id, number, episode, res in _agent_rows(config, agents, items):
                 emit(path, "agent", env_id, number, episode, res)
         except KeyboardInterrupt:
             interrupted = True
@@ -581,7 +587,7 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         type=int,
         default=1,
         metavar="K",
-        help="worker processes for the planners (default 1)",
+        help="worker processes for the planners (default 1); agents run in this process",
     )
     bench.add_argument(
         "--agent-env",

@@ -163,3 +163,12 @@ def test_load_agent__not_a_model(tmp_path):
     bad.write_text("nope")
     with pytest.raises(ValueError, match="not a stable-baselines3 model"):
         load_agent(bad)
+
+
+def test_load_agent__env_that_does_not_fit_the_model_is_an_error(tiny_agent, tmp_path, capsys):
+    with pytest.raises(ValueError, match="fit Sokoban-Push-v0, not the env Sokoban-Move-v0"):
+        load_agent(tiny_agent, "Sokoban-Move-v0")
+    argv = ["bench", "--levels", "microban:2", "--agents", str(tiny_agent), "--no-plot"]
+    assert main([*argv, "--agent-env", "Sokoban-Move-v0", "--out", str(tmp_path)]) == 2
+    assert "not the env Sokoban-Move-v0" in capsys.readouterr().err
+    assert not (tmp_path / "results.csv").exists()
