@@ -184,3 +184,14 @@ def test_collect__bad_arguments_raise_value_error_naming_them(tmp_path):
         collect_dataset("Sokoban-Push-v0", "generated")
     with pytest.raises(ValueError, match="time_limit"):
         collect_dataset("Sokoban-Push-v0", "microban:1", time_limit=-1)
+
+
+def test_collect__episode_cut_by_the_step_limit_is_listed_as_unsolved(tmp_path):
+    result = collect_dataset(
+        "Sokoban-Move-v0",
+        "microban:1-2",
+        env_kwargs={"max_episode_steps": 20},  # level 1 takes 33 moves, level 2 takes 16
+        progress=False,
+    )
+    assert [ep.level_index for ep in result.episodes] == [1]
+    assert result.unsolved == [trajectories.Unsolved(0, "1", "truncated after 20 steps")]
