@@ -21,7 +21,7 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
 
     Columns: runs, solved runs, solve rate, mean pushes and moves of the solved runs, the same
     means on the levels every solver solved ("common", with their count), mean seconds per run
-    and mean env steps per run (agents).
+    and mean env steps per run (agents; both without the levels too large for the agent).
     """
     solvers: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -39,14 +39,16 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
         for r in ok:
             first.setdefault(r["level"], r)
         shared = [r for lvl, r in first.items() if lvl in common]
-        steps = [float(r["env_steps"]) for r in rs if r["env_steps"] != ""]
+        played = [r for r in rs if r["status"] != "does_not_fit"]  # runs that took time
+        steps = [float(r["env_steps"]) for r in played if r["env_steps"] != ""]
+        secs = f"{statistics.fmean(float(r['seconds']) for r in played):.3f}" if played else "-"
         lines.append(
             f"| {solver} | {rs[0]['kind']} | {len(rs)} | {len(ok)} | {len(ok) / len(rs):.1%} | "
             f"{_mean([float(r['pushes']) for r in ok])} | "
             f"{_mean([float(r['moves']) for r in ok])} | "
             f"{_mean([float(r['pushes']) for r in shared])} | "
             f"{_mean([float(r['moves']) for r in shared])} | "
-            f"{statistics.fmean(float(r['seconds']) for r in rs):.3f} | {_mean(steps)} |"
+            f"{secs} | {_mean(steps)} |"
         )
     return "\n".join(lines)
 

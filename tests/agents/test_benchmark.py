@@ -172,3 +172,34 @@ def test_load_agent__env_that_does_not_fit_the_model_is_an_error(tiny_agent, tmp
     assert main([*argv, "--agent-env", "Sokoban-Move-v0", "--out", str(tmp_path)]) == 2
     assert "not the env Sokoban-Move-v0" in capsys.readouterr().err
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_format_summary__reads_rows_back_from_the_csv(tmp_path):
+    from agents.bench_report import format_summary, plot_solve_rate
+
+    def row(solver, kind, level, solved, pushes, status="solved", steps=""):
+        return {
+            "solver": solver,
+            "kind": kind,
+            "env_id": "",
+            "level": level,
+            "status": status,
+            "solved": str(solved),
+            "pushes": pushes,
+            "moves": pushes and pushes * 3,
+            "seconds": "0.5",
+            "env_steps": steps,
+        }
+
+    rows = [
+        row("astar", "planner", "1", True, 4),
+        row("astar", "planner", "2", True, 6),
+        row("m.zip", "agent", "1", True, 5, steps="5"),
+        row("m.zip", "agent", "2", False, "", "step_limit", "9"),
+        row("m.zip", "agent", "3", False, "", "does_not_fit", "0"),
+    ]
+    table = format_summary(rows).splitlines()
+    assert "common 1" in table[0]
+    assert table[2] == "| astar | planner | 2 | 2 | 100.0% | 5.0 | 15.0 | 4.0 | 12.0 | 0.500 | - |"
+    assert table[3] == "| m.zip | agent | 3 | 1 | 33.3% | 5.0 | 15.0 | 5.0 | 15.0 | 0.500 | 7.0 |"
+    assert plot_solve_rate(rows, tmp_path / "p.png", 1.0, 10).stat().st_size > 0
