@@ -1,1 +1,8 @@
-"""FESS building blocks; the planner is registered when the search lands."""
+"""FESS, Shoham's feature-space search: rooms, features, packing plan, advisors and the search.
+
+Importing the package registers the ``fess`` planner (``planners.fess.search.FessPlanner``).
+"""
+
+from planners.fess.search import FessPlanner
+
+__all__ = ["FessPlanner"]

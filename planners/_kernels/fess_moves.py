@@ -1,0 +1,576 @@
+"""FESS move generation: every macro move of a position with the features it leads to.
+
+A *macro move* (FESS paper, Section 1) takes one box from square A to square B along any of its
+push paths (pull paths in the packing-plan search), the player walking between pushes; the
+other boxes stay put. Moves that end in the same position are one move. The generator rejects
+moves into positions that a deadlock test proves lost, and computes the feature values of each
+remaining move's position, which the search needs to choose among moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from planners._kernels.fess import (
+    count_broken_room_edges,
+    count_hotspots,
+    count_mobility,
+    count_out_of_plan,
+    count_packed,
+    count_regions,
+)
+from planners._kernels.packing import pull_paths
+from soko_gym.engine.constants import DIST_INF, FLOOR, GOAL
+from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.lowerbound import bipartite_deadlock
+from soko_gym.engine.patterns import is_pattern_deadlock
+from soko_gym.engine.push import apply_push, legal_pushes, undo_push
+from soko_gym.engine.reach import reach_player
+from soko_gym.engine.step import box_paths
+
+# columns of the forward move table (``push_moves``)
+M_BOX = 0  # index of the moved box
+M_SRC = 1  # its square before the move
+M_DST = 2  # its square after the move
+M_PLAYER = 3  # the player's square after the move (next to M_DST)
+M_NORM = 4  # normalized player square (smallest reachable) after the move
+M_OOP = 5  # out-of-plan boxes
+M_PACKED = 6  # packed boxes (plan steps realised)
+M_CONN = 7  # connectivity (player regions)
+M_ROOMS = 8  # room connectivity (broken room-graph edges)
+M_HOT = 9  # hotspot boxes
+M_MOB = 10  # mobility (pushes the player can make, dead-square pushes left out)
+M_NEW_PUSHES = 11  # pushes from squares the player could not reach before the move
+M_PUSHES = 12  # pushes the move takes
+N_MOVE_COLS = 13
+
+# deadlock kinds counted by the generators (index into the ``kinds`` counter array)
+DL_DEAD_SQUARE = 0
+DL_FREEZE = 1
+DL_PATTERN = 2
+DL_BIPARTITE = 3
+DL_RETROGRADE = 4
+DL_ROOM = 5
+DL_CORRAL = 6
+N_DEADLOCK_KINDS = 7
+
+
+@njit(cache=True, nogil=True)
+def push_moves(
+    cells,
+    dead,
+    offsets,
+    floor,
+    floor_index,
+    goals,
+    goal_dist,
+    box_at,
+    box_pos,
+    player,
+    plan_src,
+    plan_dst,
+    basin,
+    room_id,
+    passage_id,
+    edges,
+    hot,
+    pat_start,
+    pat_instance,
+    pat_boxes,
+    use_bipartite,
+    stamps,
+    stack,
+    dist,
+    parent,
+    queue,
+    label,
+    seen,
+    trail,
+    work,
+    mark,
+    hot_out,
+    intact,
+    before,
+    moves,
+    kinds,
+):
+    """Write every macro push move of a position and its features into ``moves``.
+
+    Rejected moves (the box on a simple dead square, frozen off goal, in a deadlock pattern, or
+    a bipartite deadlock when ``use_bipartite``) are counted per kind in ``kinds``.
+
+    Args:
+        cells: uint8[n_cells] cell flags; dead: uint8[n_cells] simple dead squares.
+        offsets: int32[4]; floor: int32[n_floor]; floor_index: int32[n_cells];
+            goals: int32[n_goals]; goal_dist: uint16[n_goals, n_cells]: the board's arrays.
+        box_at: int16[n_cells] box index per square (restored on return).
+        box_pos: int32[n_boxes] box squares (restored on return).
+        player: player square (int64).
+        plan_src, plan_dst: int32[n_steps] the packing plan (``count_packed``).
+        basin: uint8[n_cells] 1 on squares of the sink basin.
+        room_id, passage_id: int32[n_cells]; edges: int32[n_edges, 2]: the room graph.
+        hot: uint8[n_floor, n_floor] hotspot pair table.
+        pat_start, pat_instance, pat_boxes: the level's placed deadlock patterns.
+        use_bipartite: run the bipartite test on each move's position (int64 0/1).
+        stamps: uint32[n_cells + 1]; stack, label, trail, mark: int32[n_cells] (``mark`` all 0);
+            dist: uint16[4 * n_cells]; parent, queue: int32[4 * n_cells];
+            seen: uint32[n_cells + 1]; work: int32[4, n_boxes]; hot_out: int32[n_boxes];
+            intact: uint8[n_rooms, n_rooms]; before: uint8[n_cells]: scratch.
+        moves: int32[cap, N_MOVE_COLS] receives one row per move (cap >= 4 * n_boxes * n_floor).
+        kinds: int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to).
+
+    Returns:
+        Number of moves written.
+    """
+    n_cells = cells.shape[0]
+    # squares the player reaches before the move: the explorer advisor's reference
+    reach_player(box_at, offsets, player, stamps, stack)
+    m0 = stamps[n_cells]
+    for i in range(floor.shape[0]):
+        sq = floor[i]
+        before[sq] = 1 if stamps[sq] == m0 else 0
+    n_moves = 0
+    n_boxes = box_pos.shape[0]
+    for b in range(n_boxes):
+        src = np.int64(box_pos[b])
+        box_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
+        for i in range(floor.shape[0]):
+            dst = np.int64(floor[i])
+            first = -1
+            for s in range(4):
+                if dist[dst * 4 + s] != DIST_INF:
+                    first = s
+                    break
+            if first < 0:
+                continue
+            if dead[dst]:
+                kinds[DL_DEAD_SQUARE] += 1
+                continue
+            # the box moves; each player region around it is one move
+            box_at[src] = -1
+            box_at[dst] = b
+            box_pos[b] = dst
+            rejected = False
+            if dst != src:
+                if is_simple_deadlock(cells, dead, box_at, offsets, dst, seen, trail):
+                    kinds[DL_FREEZE] += 1
+                    rejected = True
+                elif is_pattern_deadlock(box_at, dst, pat_start, pat_instance, pat_boxes):
+                    kinds[DL_PATTERN] += 1
+                    rejected = True
+                elif use_bipartite and bipartite_deadlock(
+                    cells, dead, goals, goal_dist, box_pos, offsets, seen, work
+                ):
+                    kinds[DL_BIPARTITE] += 1
+                    rejected = True
+            if not rejected:
+                covered = 0
+                for s in range(first, 4):
+                    if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
+                        continue
+                    stand = np.int64(dst + offsets[s])
+                    _, norm = reach_player(box_at, offsets, stand, stamps, stack)
+                    mk = stamps[n_cells]
+                    for t in range(4):
+                        if stamps[dst + offsets[t]] == mk:
+                            covered |= 1 << t
+                    if dst == src and stamps[player] == mk:
+                        continue  # back where it was, the player in its old region
+                    new_pushes = 0
+                    for j in range(floor.shape[0]):
+                        sq = floor[j]
+                        if stamps[sq] != mk or before[sq]:
+                            continue
+                        for d in range(4):
+                            nb = sq + offsets[d]
+                            ahead = nb + offsets[d]
+                            if (
+                                box_at[nb] >= 0
+                                and (cells[ahead] & FLOOR)
+                                and box_at[ahead] < 0
+                                and dead[ahead] == 0
+                            ):
+                                new_pushes += 1
+                    row = moves[n_moves]
+                    row[M_BOX] = b
+                    row[M_SRC] = src
+                    row[M_DST] = dst
+                    row[M_PLAYER] = stand
+                    row[M_NORM] = norm
+                    row[M_NEW_PUSHES] = new_pushes
+                    row[M_PUSHES] = dist[dst * 4 + s]
+                    n_mob, _ = count_mobility(
+                        cells, box_at, box_pos, offsets, dead, stand, stamps, stack
+                    )
+                    row[M_MOB] = n_mob
+                    packed = count_packed(box_at, plan_src, plan_dst)
+                    row[M_PACKED] = packed
+                    row[M_OOP] = count_out_of_plan(box_pos, basin, plan_src, plan_dst, packed, mark)
+                    row[M_CONN] = count_regions(cells, box_at, offsets, floor, label, stack)
+                    row[M_ROOMS] = count_broken_room_edges(
+                        box_at, offsets, room_id, passage_id, edges, label, stack, intact
+                    )
+                    row[M_HOT] = count_hotspots(box_pos, floor_index, hot, hot_out)
+                    n_moves += 1
+            box_at[dst] = -1
+            box_at[src] = b
+            box_pos[b] = src
+    return n_moves
+
+
+# columns of the backward move table (``pull_moves``)
+P_BOX = 0  # index of the pulled box
+P_SRC = 1  # its square before the pull
+P_DST = 2  # its square after the pull, or -1 when it is pulled into the sink and removed
+P_PLAYER = 3  # the player's square after the move
+P_NORM = 4  # normalized player square after the move
+P_ON_BOARD = 5  # boxes left on the board
+P_ON_TARGET = 6  # boxes on targets
+P_SCORE = 7  # distance score: sum of the boxes' distances to their nearest target
+P_CONN = 8  # connectivity
+P_PUSHABLE = 9  # 1 when the packing-plan advisor may park a box there (see ``pull_moves``)
+N_PULL_COLS = 10
+
+
+@njit(cache=True, nogil=True)
+def pull_moves(
+    cells,
+    dead,
+    offsets,
+    floor,
+    near_dist,
+    sink,
+    start_box,
+    box_at,
+    box_pos,
+    on_board,
+    player,
+    stamps,
+    stack,
+    dist,
+    parent,
+    queue,
+    label,
+    seen,
+    trail,
+    moves,
+):
+    """Write the macro pull moves of a packing-plan position (FESS paper, Section 6).
+
+    Rule 1: when some box can be pulled into the sink room, only such moves are written, one
+    per box, and the box leaves the board. Otherwise every pull of every box on the board to
+    any square its pull paths reach, one move per player region around the box.
+
+    Args:
+        cells, dead, offsets, floor: the board's arrays (``dead``: forward dead squares).
+        near_dist: int32[n_cells] walking distance of each square to its nearest target.
+        sink: uint8[n_cells] 1 on squares of the sink room (all 0 without a sink).
+        start_box: uint8[n_cells] 1 on squares holding a box in the level's initial position.
+        box_at: int16[n_cells] box index per square, -1 for none (restored on return).
+        box_pos: int32[n_boxes] box squares; on_board: uint8[n_boxes] 1 for boxes still on it.
+        player: player square (int64).
+        stamps, stack, dist, parent, queue, label, seen, trail: scratch as in ``push_moves``.
+        moves: int32[cap, N_PULL_COLS] receives the moves (cap >= 4 * n_boxes * n_floor).
+
+    Returns:
+        Number of moves written.
+
+    The ``P_PUSHABLE`` column holds the packing-plan advisor's restrictions 2 and 3: the box
+    ends on a square holding a box in the initial position, or on a square a box can be pushed
+    to and stay movable (not a dead square, not frozen off target).
+    """
+    n_cells = cells.shape[0]
+    n_boxes = box_pos.shape[0]
+    board_count = 0
+    on_target = 0
+    score = 0
+    for b in range(n_boxes):
+        if on_board[b]:
+            board_count += 1
+            if cells[box_pos[b]] & GOAL:
+                on_target += 1
+            score += near_dist[box_pos[b]]
+    n_moves = 0
+    for phase in range(2):  # 0: removals into the sink (rule 1); 1: every other pull
+        if phase == 1 and n_moves > 0:
+            break
+        for b in range(n_boxes):
+            if not on_board[b]:
+                continue
+            src = np.int64(box_pos[b])
+            pull_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
+            for i in range(floor.shape[0]):
+                dst = np.int64(floor[i])
+                if dst == src or (phase == 0 and not sink[dst]):
+                    continue
+                first = -1
+                for s in range(4):
+                    if dist[dst * 4 + s] != DIST_INF:
+                        first = s
+                        break
+                if first < 0:
+                    continue
+                box_at[src] = -1
+                if phase == 0:  # the box leaves the board
+                    stand = np.int64(dst + offsets[first])
+                    _, norm = reach_player(box_at, offsets, stand, stamps, stack)
+                    row = moves[n_moves]
+                    row[P_BOX] = b
+                    row[P_SRC] = src
+                    row[P_DST] = -1
+                    row[P_PLAYER] = stand
+                    row[P_NORM] = norm
+                    row[P_ON_BOARD] = board_count - 1
+                    row[P_ON_TARGET] = on_target - (1 if cells[src] & GOAL else 0)
+                    row[P_SCORE] = score - near_dist[src]
+                    row[P_CONN] = count_regions(cells, box_at, offsets, floor, label, stack)
+                    row[P_PUSHABLE] = 1
+                    n_moves += 1
+                    box_at[src] = b
+                    break  # one removal per box
+                box_at[dst] = b
+                pushable = 1 if start_box[dst] else 0
+                if not pushable and not dead[dst]:
+                    if not is_simple_deadlock(cells, dead, box_at, offsets, dst, seen, trail):
+                        pushable = 1
+                conn = count_regions(cells, box_at, offsets, floor, label, stack)
+                covered = 0
+                for s in range(first, 4):
+                    if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
+                        continue
+                    stand = np.int64(dst + offsets[s])
+                    _, norm = reach_player(box_at, offsets, stand, stamps, stack)
+                    mk = stamps[n_cells]
+                    for t in range(4):
+                        if stamps[dst + offsets[t]] == mk:
+                            covered |= 1 << t
+                    row = moves[n_moves]
+                    row[P_BOX] = b
+                    row[P_SRC] = src
+                    row[P_DST] = dst
+                    row[P_PLAYER] = stand
+                    row[P_NORM] = norm
+                    row[P_ON_BOARD] = board_count
+                    row[P_ON_TARGET] = (
+                        on_target
+                        - (1 if cells[src] & GOAL else 0)
+                        + (1 if cells[dst] & GOAL else 0)
+                    )
+                    row[P_SCORE] = score - near_dist[src] + near_dist[dst]
+                    row[P_CONN] = conn
+                    row[P_PUSHABLE] = pushable
+                    n_moves += 1
+                box_at[dst] = -1
+                box_at[src] = b
+    return n_moves
+
+
+@njit(cache=True, nogil=True)
+def retrograde_deadlock(cells, dead, offsets, goals, box_at, box_pos, seen, trail, sub_box_at):
+    """Retrograde analysis (FESS paper, appendix): boxes packed and immobilized too soon.
+
+    Frozen boxes on targets become walls; every other target gets a box; boxes are then pulled
+    off their targets and removed for as long as some box can be pulled (a pull needs two free
+    floor squares in a row beside the box; the player's access is relaxed, which keeps the test
+    sound). A target whose box can never leave must hold a box already; if it does not, the
+    position is unsolvable.
+
+    Args:
+        cells, dead, offsets: the board's arrays; goals: int32[n_goals].
+        box_at: int16[n_cells]; box_pos: int32[n_boxes]: the position (unchanged).
+        seen: uint32[n_cells + 1], trail: int32[n_cells]: scratch.
+        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
+
+    Returns:
+        True when the position is proven a deadlock.
+    """
+    n_goals = goals.shape[0]
+    # frozen boxes: is_simple_deadlock leaves the frozen set stamped with the latest mark
+    n_frozen = 0
+    for b in range(box_pos.shape[0]):
+        sq = box_pos[b]
+        if not (cells[sq] & GOAL):
+            continue
+        if _is_frozen(cells, dead, box_at, offsets, sq, seen, trail):
+            sub_box_at[sq] = -2  # a wall for good
+            n_frozen += 1
+    if n_frozen == 0:
+        return False
+    for g in range(n_goals):
+        if sub_box_at[goals[g]] == -1:
+            sub_box_at[goals[g]] = 0
+    changed = True
+    while changed:
+        changed = False
+        for g in range(n_goals):
+            sq = goals[g]
+            if sub_box_at[sq] != 0:
+                continue
+            for d in range(4):
+                a = sq + offsets[d]
+                c = a + offsets[d]
+                if (cells[a] & FLOOR) and (cells[c] & FLOOR) and sub_box_at[a] == -1:
+                    if sub_box_at[c] == -1:
+                        sub_box_at[sq] = -1
+                        changed = True
+                        break
+    lost = False
+    for g in range(n_goals):
+        sq = goals[g]
+        if sub_box_at[sq] == 0 and box_at[sq] < 0:
+            lost = True
+        sub_box_at[sq] = -1
+    for b in range(box_pos.shape[0]):
+        sub_box_at[box_pos[b]] = -1
+    return lost
+
+
+@njit(cache=True, nogil=True)
+def _is_frozen(cells, dead, box_at, offsets, sq, seen, trail):
+    """True when the box on ``sq`` can never move: blocked on both axes by walls or frozen boxes.
+
+    Uses ``is_simple_deadlock``'s frozen-set computation with goals ignored: a frozen cluster
+    all on goals is not a deadlock there, but its boxes are still immobile.
+    """
+    is_simple_deadlock(cells, dead, box_at, offsets, sq, seen, trail)
+    mark = seen[seen.shape[0] - 1]
+    return seen[sq] == mark
+
+
+ROOM_DEADLOCK = 1  # the room's boxes can neither leave it nor all reach its targets
+ROOM_OPEN = 0  # some box can leave, or all can be packed
+ROOM_UNKNOWN = 2  # the bounded search ran out of budget
+
+
+@njit(cache=True, nogil=True)
+def room_deadlock(
+    cells,
+    dead,
+    offsets,
+    zobrist,
+    box_at,
+    area,
+    area_squares,
+    player,
+    sub_box_at,
+    sub_nodes,
+    table_key,
+    table_player,
+    sub_pos,
+    sub_pushes,
+    used,
+    stamps,
+    stack,
+    seen,
+    trail,
+):
+    """Room deadlock detection (FESS paper, appendix), by a bounded push search.
+
+    Only the boxes on the room's *area* (the room and the corridor squares next to it) stay on
+    the board. The search pushes them until a box leaves the area or all of them stand on
+    targets (the room is open); when it runs out of positions first, the position is lost:
+    boxes removed outside can only have blocked pushes, never enabled one.
+
+    Args:
+        cells, dead, offsets, zobrist: the board's arrays.
+        box_at: int16[n_cells] the full position (unchanged).
+        area: uint8[n_cells] 1 on the area's squares; area_squares: int32[n_area] the same.
+        player: the player's square (int64).
+        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
+        sub_nodes: int32[budget, max_boxes + 1] scratch: box squares and player per position.
+        table_key: uint64[cap], table_player: int32[cap] scratch (cap a power of two >= 2 *
+            budget); ``table_player`` all -1 on entry and on return.
+        sub_pos: int32[max_boxes], sub_pushes: int32[4 * max_boxes]: scratch.
+        used: int64[budget] scratch (the table slots filled, to empty the table on return).
+        stamps: uint32[n_cells + 1]; stack, trail: int32[n_cells]; seen: uint32[n_cells + 1].
+
+    Returns:
+        ROOM_DEADLOCK, ROOM_OPEN or ROOM_UNKNOWN.
+    """
+    max_boxes = sub_nodes.shape[1] - 1
+    budget = sub_nodes.shape[0]
+    cap_mask = table_key.shape[0] - 1
+    m = 0
+    off_goal = 0
+    for i in range(area_squares.shape[0]):
+        sq = area_squares[i]
+        if box_at[sq] >= 0:
+            if m == max_boxes:
+                return ROOM_UNKNOWN
+            sub_nodes[0, m] = sq
+            m += 1
+            if not (cells[sq] & GOAL):
+                off_goal += 1
+    if off_goal == 0:
+        return ROOM_OPEN
+    sub_nodes[0, max_boxes] = player
+    status = ROOM_DEADLOCK
+    tail = 1
+    head = 0
+    h0 = np.uint64(0)
+    for i in range(m):
+        h0 ^= zobrist[sub_nodes[0, i]]
+        sub_box_at[sub_nodes[0, i]] = i
+    _, norm = reach_player(sub_box_at, offsets, np.int64(player), stamps, stack)
+    for i in range(m):
+        sub_box_at[sub_nodes[0, i]] = -1
+    slot = np.int64((h0 ^ np.uint64(norm)) & np.uint64(cap_mask))
+    table_key[slot] = h0
+    table_player[slot] = norm
+    used[0] = slot
+    while status == ROOM_DEADLOCK and head < tail:
+        h = np.uint64(0)
+        for i in range(m):
+            sq = sub_nodes[head, i]
+            sub_pos[i] = sq
+            sub_box_at[sq] = i
+            h ^= zobrist[sq]
+        box_pos = sub_pos[:m]
+        reach_player(sub_box_at, offsets, np.int64(sub_nodes[head, max_boxes]), stamps, stack)
+        n_push = legal_pushes(cells, sub_box_at, box_pos, offsets, stamps, sub_pushes)
+        for i in range(n_push):
+            code = np.int64(sub_pushes[i])
+            dest = np.int64(box_pos[code >> 2] + offsets[code & 3])
+            if dead[dest]:
+                continue
+            if not area[dest]:
+                status = ROOM_OPEN
+                break
+            child_player, h2 = apply_push(box_pos, sub_box_at, offsets, zobrist, h, code)
+            if not is_simple_deadlock(cells, dead, sub_box_at, offsets, dest, seen, trail):
+                on = 0
+                for j in range(m):
+                    if cells[box_pos[j]] & GOAL:
+                        on += 1
+                if on == m:
+                    status = ROOM_OPEN
+                else:
+                    _, norm = reach_player(
+                        sub_box_at, offsets, np.int64(child_player), stamps, stack
+                    )
+                    slot = np.int64((h2 ^ np.uint64(norm)) & np.uint64(cap_mask))
+                    while table_player[slot] != -1 and not (
+                        table_key[slot] == h2 and table_player[slot] == norm
+                    ):
+                        slot = (slot + 1) & cap_mask
+                    if table_player[slot] == -1:
+                        if tail == budget:
+                            status = ROOM_UNKNOWN
+                        else:
+                            table_key[slot] = h2
+                            table_player[slot] = norm
+                            used[tail] = slot
+                            for j in range(m):
+                                sub_nodes[tail, j] = box_pos[j]
+                            sub_nodes[tail, max_boxes] = child_player
+                            tail += 1
+            undo_push(box_pos, sub_box_at, offsets, zobrist, h2, code)
+            if status != ROOM_DEADLOCK:
+                break
+        for i in range(m):
+            sub_box_at[sub_pos[i]] = -1
+        head += 1
+    for i in range(tail):
+        table_player[used[i]] = -1
+    return status

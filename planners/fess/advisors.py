@@ -1,0 +1,183 @@
+"""FESS advisors: heuristics that each mark at most one promising move of a position (Section 5).
+
+Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Sections 5 and 7):
+
+- *Advisor*: a domain-specific rule consulted when a position joins the search tree. Each picks
+  at most one of the position's moves; picked moves get the advisor weight (0 by default), all
+  others the normal weight (1). Advisors never prune: they only reorder.
+- *Best move* among candidates: lexicographically by the features of the position it leads
+  to: fewer out-of-plan boxes, more packed boxes, lower connectivity, fewer broken room edges,
+  fewer hotspots, higher mobility (Section 7's feature ordering).
+- The advisors: *packing* (moves that pack a box), *connectivity* (moves that lower
+  connectivity), *room connectivity* (fewer broken room edges), *hotspots* (fewer hotspots),
+  *explorer* (moves after which the player reaches a square it could not reach before, from
+  which a push is possible: opening doors, breaking into rooms), *opener* (find the hotspot
+  that blocks the most boxes; push it, or else push a nearby box away from it, never worsening
+  connectivity) and *out of plan* (find the out-of-plan box nearest to the basin; push it into
+  the basin, or else push a nearby box into the basin to make room, never worsening
+  connectivity). "Nearby" means within Manhattan distance 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from planners._kernels.fess_moves import (
+    M_BOX,
+    M_CONN,
+    M_DST,
+    M_HOT,
+    M_MOB,
+    M_NEW_PUSHES,
+    M_OOP,
+    M_PACKED,
+    M_ROOMS,
+    M_SRC,
+)
+
+NEARBY = 2  # Manhattan distance of a "nearby" box (opener and out-of-plan advisors)
+
+
+@dataclass(frozen=True)
+class Features:
+    """Feature values of one position (see ``planners.fess.features``)."""
+
+    oop: int
+    packed: int
+    conn: int
+    rooms: int
+    hot: int
+    mob: int
+
+    @property
+    def cell(self) -> tuple[int, int, int, int]:
+        """The position's feature-space cell as a tuple that sorts best first."""
+        return (self.oop, -self.packed, self.conn, self.rooms)
+
+    @property
+    def rank(self) -> tuple[int, ...]:
+        """Section 7's feature ordering as a tuple that sorts best first."""
+        return (self.oop, -self.packed, self.conn, self.rooms, self.hot, -self.mob)
+
+
+@dataclass
+class AdvisorContext:
+    """What the advisors know of the position whose moves they mark.
+
+    Attributes:
+        features: the position's features.
+        box_pos: int32[n_boxes] box squares.
+        hot_counts: int32[n_boxes] per box, how many other boxes it is a hotspot for.
+        oop_mask: bool[n_boxes] True for out-of-plan boxes.
+        basin: uint8[n_cells] the sink basin.
+        basin_dist: int32[n_cells] walking distance to the basin.
+        width: board width, for Manhattan distances.
+    """
+
+    features: Features
+    box_pos: np.ndarray
+    hot_counts: np.ndarray
+    oop_mask: np.ndarray
+    basin: np.ndarray
+    basin_dist: np.ndarray
+    width: int
+
+
+def rank_order(moves: np.ndarray) -> np.ndarray:
+    """Move indices sorted best first by the feature ordering (module docstring)."""
+    return np.lexsort(
+        (
+            -moves[:, M_MOB],
+            moves[:, M_HOT],
+            moves[:, M_ROOMS],
+            moves[:, M_CONN],
+            -moves[:, M_PACKED],
+            moves[:, M_OOP],
+        )
+    )
+
+
+def best_of(moves: np.ndarray, candidates: np.ndarray) -> int:
+    """The best move among ``candidates`` (bool mask), or -1 when there is none."""
+    idx = np.flatnonzero(candidates)
+    if idx.size == 0:
+        return -1
+    return int(idx[rank_order(moves[idx])[0]])
+
+
+def packing_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """The best move that increases the number of packed boxes."""
+    return best_of(moves, moves[:, M_PACKED] > ctx.features.packed)
+
+
+def connectivity_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """The best move that lowers connectivity (joins player regions)."""
+    return best_of(moves, moves[:, M_CONN] < ctx.features.conn)
+
+
+def room_connectivity_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """The best move that restores a broken room-graph edge."""
+    return best_of(moves, moves[:, M_ROOMS] < ctx.features.rooms)
+
+
+def hotspots_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """The best move that lowers the number of hotspots."""
+    return best_of(moves, moves[:, M_HOT] < ctx.features.hot)
+
+
+def explorer_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """The best move that gives the player a new square from which a new push is possible."""
+    return best_of(moves, moves[:, M_NEW_PUSHES] > 0)
+
+
+def _manhattan(a: np.ndarray | int, b: np.ndarray | int, width: int) -> np.ndarray:
+    ra, ca = np.divmod(a, width)
+    rb, cb = np.divmod(b, width)
+    return np.abs(ra - rb) + np.abs(ca - cb)
+
+
+def opener_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """Push the hottest hotspot, or a box near it away from it, not worsening connectivity."""
+    if ctx.hot_counts.size == 0 or int(ctx.hot_counts.max()) == 0:
+        return -1
+    hottest = int(np.argmax(ctx.hot_counts))
+    keep = moves[:, M_CONN] <= ctx.features.conn
+    pick = best_of(moves, keep & (moves[:, M_BOX] == hottest))
+    if pick >= 0:
+        return pick
+    sq = int(ctx.box_pos[hottest])
+    w = ctx.width
+    near = _manhattan(moves[:, M_SRC], sq, w) <= NEARBY
+    away = _manhattan(moves[:, M_DST], sq, w) > _manhattan(moves[:, M_SRC], sq, w)
+    return best_of(moves, keep & near & away & (moves[:, M_BOX] != hottest))
+
+
+def out_of_plan_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """Push the out-of-plan box nearest the basin into it, or a nearby box in to make room."""
+    oop = np.flatnonzero(ctx.oop_mask)
+    if oop.size == 0:
+        return -1
+    target = int(oop[np.argmin(ctx.basin_dist[ctx.box_pos[oop]])])
+    keep = (moves[:, M_CONN] <= ctx.features.conn) & (ctx.basin[moves[:, M_DST]] != 0)
+    pick = best_of(moves, keep & (moves[:, M_BOX] == target))
+    if pick >= 0:
+        return pick
+    sq = int(ctx.box_pos[target])
+    near = _manhattan(moves[:, M_SRC], sq, ctx.width) <= NEARBY
+    return best_of(moves, keep & near & (moves[:, M_BOX] != target))
+
+
+Advisor = Callable[[np.ndarray, AdvisorContext], int]
+
+ADVISORS: dict[str, Advisor] = {
+    "packing": packing_advisor,
+    "connectivity": connectivity_advisor,
+    "room_connectivity": room_connectivity_advisor,
+    "hotspots": hotspots_advisor,
+    "explorer": explorer_advisor,
+    "opener": opener_advisor,
+    "out_of_plan": out_of_plan_advisor,
+}

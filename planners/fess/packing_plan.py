@@ -1,0 +1,448 @@
+"""The packing plan: in what order boxes fill the targets, and where some park first (Section 6).
+
+Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
+
+- *Basin* of a target: the squares from which a lone box can reach that target with the board
+  in its final position (every other target holding a box, here a wall).
+- *Sink room*: a room near the targets assumed to hold any number of boxes. Each target's basin
+  is associated with the first room without targets that a box pulled off the target meets
+  (the nearest by walking distance); the sink room is the room of the basin holding the most
+  boxes of the initial position. Levels whose targets have no such room (targets in every
+  room, or no rooms) get no sink: rule 1 never applies and the basin is the union of all
+  targets' basins.
+- *Packing plan search*: a backward FESS search. It starts from the solved position (one root
+  per player region) and pulls boxes. Rule 1: when a box can be pulled into the sink room it
+  leaves the board, and other moves are not generated. Rule 2: otherwise pull boxes far from
+  the targets; the *distance score* of a position is the sum over boxes of their walking
+  distance to the nearest target. Feature space: (boxes on the board, boxes on targets), both
+  to be made small. One advisor: pull a box off a target as far as possible, provided
+  connectivity does not worsen and the box ends on a square where a forward push can leave a
+  movable box (not a dead square, not frozen off target) or on a square holding a box in the
+  initial position. Ties go to the larger distance score.
+- *Plan* (with a sink room): the search's best position (fewest boxes on the board, then
+  fewest on targets, then the largest distance score) and the pulls leading to it, reversed.
+  Boxes the best position still holds come first (parked or packed where they are); then each
+  pull, reversed, becomes a step filling the square the pull started from. A box that was not
+  pulled into the sink comes from the square the pull ended on (a parking square), otherwise
+  from outside the plan.
+  Without a sink room the plan holds the targets only: never-vacated targets first, then the
+  others in the reverse of the order the backward search first vacated them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from planners._kernels.fess import count_regions, pull_closure
+from planners._kernels.fess_moves import (
+    N_PULL_COLS,
+    P_BOX,
+    P_CONN,
+    P_DST,
+    P_NORM,
+    P_ON_BOARD,
+    P_ON_TARGET,
+    P_PLAYER,
+    P_PUSHABLE,
+    P_SCORE,
+    P_SRC,
+    pull_moves,
+)
+from planners.fess.rooms import Rooms, analyze_rooms
+from soko_gym.engine.board import Board
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL, SQUARE_DTYPE
+from soko_gym.engine.reach import new_stamps, reach_player
+
+ADVISOR_WEIGHT = 0
+OTHER_WEIGHT = 1
+
+
+@dataclass(frozen=True, eq=False)
+class PackingPlan:
+    """A packing plan with the sink room and basin it was computed for.
+
+    Attributes:
+        src: int32[n_steps] square each step takes its box from (an earlier step's parking
+            square), -1 for a box from outside the plan.
+        dst: int32[n_steps] square each step fills: a target or a parking square.
+        basin: uint8[n_cells] 1 on the sink basin's squares (the out-of-plan feature's basin).
+        sink: uint8[n_cells] 1 on the sink room's squares; all 0 without a sink room.
+        sink_room: index of the sink room in ``Rooms``, -1 without one.
+        complete: True when the backward search pulled every box into the sink room.
+        nodes: positions the backward search stored.
+        seconds: time the computation took.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    basin: np.ndarray
+    sink: np.ndarray
+    sink_room: int
+    complete: bool
+    nodes: int
+    seconds: float
+
+    @property
+    def n_steps(self) -> int:
+        """Number of steps in the plan."""
+        return int(self.dst.shape[0])
+
+    def describe(self, board: Board) -> list[str]:
+        """The steps as text: ``"(r, c) -> (r, c)"``, or ``"in -> (r, c)"`` for a new box."""
+        out = []
+        for s, d in zip(self.src.tolist(), self.dst.tolist(), strict=True):
+            frm = "in" if s < 0 else str(board.row_col(s))
+            out.append(f"{frm} -> {board.row_col(d)}")
+        return out
+
+
+def walk_distance_from(board: Board, sources: np.ndarray) -> np.ndarray:
+    """Walking distance (boxes ignored) of each square to the nearest of ``sources``: int32."""
+    n = board.n_cells
+    dist = np.full(n, DIST_INF, dtype=np.int32)
+    frontier = [int(s) for s in sources]
+    for s in frontier:
+        dist[s] = 0
+    offsets = [int(o) for o in board.offsets]
+    is_floor = (board.cells & FLOOR) != 0
+    d = 0
+    while frontier:
+        d += 1
+        nxt = []
+        for sq in frontier:
+            for o in offsets:
+                nb = sq + o
+                if is_floor[nb] and dist[nb] == DIST_INF:
+                    dist[nb] = d
+                    nxt.append(nb)
+        frontier = nxt
+    return dist
+
+
+def target_basins(board: Board) -> np.ndarray:
+    """The basin of every target (module docstring): uint8[n_goals, n_cells]."""
+    n = board.n_cells
+    box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+    box_at[board.goals] = 0
+    stamps = new_stamps(board.cells)
+    stack = np.zeros(n, dtype=SQUARE_DTYPE)
+    seen = np.zeros(4 * n, dtype=np.uint8)
+    queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
+    out = np.zeros((board.goals.shape[0], n), dtype=np.uint8)
+    for g, goal in enumerate(board.goals.tolist()):
+        box_at[goal] = -1
+        pull_closure(board.cells, box_at, board.offsets, goal, stamps, stack, seen, queue)
+        box_at[goal] = 0
+        out[g] = seen.reshape(n, 4).any(axis=1)
+    return out
+
+
+def choose_sink(board: Board, rooms: Rooms, basins: np.ndarray) -> tuple[int, int]:
+    """(sink room, target whose basin it serves), or (-1, -1) when no room qualifies."""
+    goal_rooms = {int(rooms.room_id[g]) for g in board.goals.tolist()} - {-1}
+    start = np.zeros(board.n_cells, dtype=bool)
+    start[board.start_boxes] = True
+    best = (-1, -1)
+    best_key: tuple[int, int] | None = None
+    for g, goal in enumerate(board.goals.tolist()):
+        dist = walk_distance_from(board, np.array([goal]))
+        basin = basins[g].astype(bool)
+        candidates = basin & (rooms.room_id >= 0)
+        candidates &= ~np.isin(rooms.room_id, list(goal_rooms))
+        if not candidates.any():
+            continue
+        squares = np.flatnonzero(candidates)
+        room = int(rooms.room_id[squares[np.argmin(dist[squares])]])
+        key = (int((basin & start).sum()), int(basin.sum()))
+        if best_key is None or key > best_key:
+            best_key, best = key, (room, g)
+    return best
+
+
+class _PullNode:
+    __slots__ = (
+        "box_pos",
+        "on_board",
+        "player",
+        "parent",
+        "move",
+        "weight",
+        "cell",
+        "moves",
+        "wts",
+        "order",
+        "next",
+        "key",
+    )
+
+    def __init__(self, box_pos, on_board, player, parent, move, weight, key):
+        self.box_pos = box_pos
+        self.on_board = on_board
+        self.player = player
+        self.parent = parent
+        self.move = move  # (box, src, dst) of the pull that made it, dst -1: into the sink
+        self.weight = weight
+        self.key = key  # (on board, on target, -score): smaller is better
+        self.cell = key[:2]
+        self.moves = None  # int32[k, N_PULL_COLS] its pull moves
+        self.wts = None  # int64[k] their weights
+        self.order = None  # move indices, best first
+        self.next = 0
+
+
+def compute_packing_plan(
+    board: Board,
+    rooms: Rooms | None = None,
+    max_nodes: int = 3000,
+    max_seconds: float | None = 10.0,
+) -> PackingPlan:
+    """Run the packing-plan search (module docstring) and return the plan.
+
+    Args:
+        board: the level's static arrays.
+        rooms: the level's rooms; computed when omitted.
+        max_nodes: most positions the backward search stores.
+        max_seconds: time budget of the backward search (None: no limit).
+    """
+    if max_nodes < 1:
+        raise ValueError(f"max_nodes must be positive, got {max_nodes}")
+    t0 = time.perf_counter()
+    rooms = rooms if rooms is not None else analyze_rooms(board)
+    n = board.n_cells
+    basins = target_basins(board)
+    sink_room, sink_goal = choose_sink(board, rooms, basins)
+    sink = np.zeros(n, dtype=np.uint8)
+    if sink_room >= 0:
+        sink[rooms.room_id == sink_room] = 1
+        basin = basins[sink_goal].copy()
+    else:
+        basin = basins.max(axis=0).astype(np.uint8) if basins.size else np.zeros(n, np.uint8)
+    near = walk_distance_from(board, board.goals)
+    near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
+    start_box = np.zeros(n, dtype=np.uint8)
+    start_box[board.start_boxes] = 1
+    search = _PullSearch(board, near, sink, start_box)
+    best = search.run(max_nodes, None if max_seconds is None else t0 + max_seconds)
+    # boxes the best position still holds are filled first, the deepest (farthest from the
+    # sink, or from the boxes' start squares without one) first
+    depth = walk_distance_from(board, np.flatnonzero(sink) if sink_room >= 0 else board.start_boxes)
+    if sink_room >= 0:
+        src, dst = _plan_from(best, depth)
+    else:
+        src, dst = _target_order(best, board, depth)
+    return PackingPlan(
+        src=src,
+        dst=dst,
+        basin=basin,
+        sink=sink,
+        sink_room=sink_room,
+        complete=bool(best.key[0] == 0),
+        nodes=search.n_nodes,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+class _PullSearch:
+    """The backward FESS search over pull positions (module docstring)."""
+
+    def __init__(self, board: Board, near: np.ndarray, sink: np.ndarray, start_box: np.ndarray):
+        self.board = board
+        self.near = near
+        self.sink = sink
+        self.start_box = start_box
+        n = board.n_cells
+        nb = board.n_boxes
+        self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        self.stamps = new_stamps(board.cells)
+        self.stack = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.dist = np.zeros(4 * n, dtype=np.uint16)
+        self.parent = np.zeros(4 * n, dtype=SQUARE_DTYPE)
+        self.queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
+        self.label = np.full(n, -1, dtype=SQUARE_DTYPE)
+        self.seen = np.zeros(n + 1, dtype=np.uint32)
+        self.trail = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
+        self.n_nodes = 0
+
+    def _load(self, node: _PullNode) -> None:
+        self.box_at[:] = -1
+        for b in np.flatnonzero(node.on_board).tolist():
+            self.box_at[node.box_pos[b]] = b
+
+    def _conn(self) -> int:
+        b = self.board
+        return int(count_regions(b.cells, self.box_at, b.offsets, b.floor, self.label, self.stack))
+
+    def _expand_moves(self, node: _PullNode) -> None:
+        b = self.board
+        self._load(node)
+        conn = self._conn()
+        k = pull_moves(
+            b.cells, b.dead, b.offsets, b.floor, self.near, self.sink, self.start_box,
+            self.box_at, node.box_pos, node.on_board, int(node.player), self.stamps,
+            self.stack, self.dist, self.parent, self.queue, self.label, self.seen, self.trail,
+            self.out,
+        )  # fmt: skip
+        moves = self.out[:k].copy()
+        weights = np.full(k, OTHER_WEIGHT, dtype=np.int64)
+        if k:
+            removal = moves[:, P_DST] < 0
+            weights[removal] = ADVISOR_WEIGHT
+            ok = (
+                ~removal
+                & ((b.cells[moves[:, P_SRC]] & GOAL) != 0)
+                & (moves[:, P_CONN] <= conn)
+                & (moves[:, P_PUSHABLE] == 1)
+            )
+            if ok.any():
+                cand = np.flatnonzero(ok)
+                weights[cand[np.argmax(moves[cand, P_SCORE])]] = ADVISOR_WEIGHT
+        node.moves = moves
+        node.wts = weights
+        node.order = np.lexsort(
+            (-moves[:, P_SCORE], moves[:, P_ON_TARGET], moves[:, P_ON_BOARD], weights)
+        )
+
+    def run(self, max_nodes: int, deadline: float | None) -> _PullNode:
+        b = self.board
+        n = b.n_cells
+        goals = b.goals
+        nb = b.n_boxes
+        # roots: the solved position with the player in each free region
+        box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        box_at[goals] = np.arange(nb)
+        label = np.full(n, -1, dtype=SQUARE_DTYPE)
+        count_regions(b.cells, box_at, b.offsets, b.floor, label, self.stack)
+        roots = []
+        seen_regions = set()
+        for sq in b.floor.tolist():
+            r = int(label[sq])
+            if r >= 0 and r not in seen_regions:
+                seen_regions.add(r)
+                roots.append(sq)
+        box_pos = goals.astype(SQUARE_DTYPE).copy()
+        on_board = np.ones(nb, dtype=np.uint8)
+        score = int(self.near[goals].sum())
+        root_key = (nb, nb, -score)
+        table: set[tuple] = set()
+        heaps: dict[tuple, list] = {}
+        active: list[tuple] = []
+        best: _PullNode | None = None
+        tick = 0
+
+        def add(node: _PullNode) -> None:
+            nonlocal best, tick
+            self.n_nodes += 1
+            if best is None or node.key < best.key:
+                best = node
+            if node.key[0] == 0:
+                return
+            self._expand_moves(node)
+            if node.moves.shape[0] == 0:
+                return
+            w = node.wts
+            first = node.order[0]
+            cell = node.cell
+            if cell not in heaps:
+                heaps[cell] = []
+                active.append(cell)
+            tick += 1
+            heapq.heappush(heaps[cell], (node.weight + int(w[first]), tick, node))
+
+        for player in roots:
+            self.box_at[:] = box_at
+            _, norm = reach_player(self.box_at, b.offsets, player, self.stamps, self.stack)
+            table.add((box_pos.tobytes(), on_board.tobytes(), int(norm)))
+            add(_PullNode(box_pos, on_board, player, None, None, 0, root_key))
+        i = 0
+        while active and best.key[0] > 0 and self.n_nodes < max_nodes:
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+            cell = active[i % len(active)]
+            heap = heaps[cell]
+            if not heap:
+                active.remove(cell)
+                del heaps[cell]
+                continue
+            i += 1
+            _, _, node = heapq.heappop(heap)
+            j = node.order[node.next]
+            w = int(node.wts[j])
+            node.next += 1
+            if node.next < node.order.shape[0]:
+                nxt = node.order[node.next]
+                tick += 1
+                heapq.heappush(heap, (node.weight + int(node.wts[nxt]), tick, node))
+            row = node.moves[j]
+            child_pos = node.box_pos.copy()
+            child_on = node.on_board.copy()
+            bx = int(row[P_BOX])
+            if row[P_DST] < 0:
+                child_on[bx] = 0
+                child_pos[bx] = 0
+            else:
+                child_pos[bx] = row[P_DST]
+            key = (child_pos.tobytes(), child_on.tobytes(), int(row[P_NORM]))
+            if key in table:
+                continue
+            table.add(key)
+            ckey = (int(row[P_ON_BOARD]), int(row[P_ON_TARGET]), -int(row[P_SCORE]))
+            child = _PullNode(
+                child_pos, child_on, int(row[P_PLAYER]), node,
+                (bx, int(row[P_SRC]), int(row[P_DST])), node.weight + w, ckey,
+            )  # fmt: skip
+            if child.cell > node.cell:  # worse: stays in its best ancestor's cell
+                child.cell = node.cell
+            add(child)
+        assert best is not None
+        return best
+
+
+def _target_order(
+    best: _PullNode, board: Board, depth: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Without a sink room: targets only, in the reverse of the order they were first vacated.
+
+    The best backward position is then merely "boxes far from the targets", unrelated to the
+    initial position, so its parking squares would mislead; the order of the targets holds.
+    """
+    pulls = []
+    node = best
+    while node.parent is not None:
+        pulls.append(node.move)
+        node = node.parent
+    pulls.reverse()
+    goal = (board.cells & GOAL) != 0
+    first_vacated: dict[int, int] = {}
+    for t, (_, a, _) in enumerate(pulls):
+        if goal[a] and a not in first_vacated:
+            first_vacated[a] = t
+    kept = [g for g in board.goals.tolist() if g not in first_vacated]
+    kept.sort(key=lambda sq: (-int(depth[sq]) if depth[sq] != DIST_INF else 0, sq))
+    order = kept + sorted(first_vacated, key=lambda g: -first_vacated[g])
+    return np.full(len(order), -1, dtype=SQUARE_DTYPE), np.array(order, dtype=SQUARE_DTYPE)
+
+
+def _plan_from(best: _PullNode, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Forward plan steps (src, dst) from the best backward node (module docstring)."""
+    pulls = []
+    node = best
+    while node.parent is not None:
+        pulls.append(node.move)
+        node = node.parent
+    pulls.reverse()  # backward order: first pull first
+    src: list[int] = []
+    dst: list[int] = []
+    held = [int(best.box_pos[b]) for b in np.flatnonzero(best.on_board).tolist()]
+    held.sort(key=lambda sq: (-int(depth[sq]) if depth[sq] != DIST_INF else 0, sq))
+    for sq in held:
+        src.append(-1)
+        dst.append(sq)
+    for _, a, b in reversed(pulls):
+        src.append(b if b >= 0 else -1)
+        dst.append(a)
+    return np.array(src, dtype=SQUARE_DTYPE), np.array(dst, dtype=SQUARE_DTYPE)

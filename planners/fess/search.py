@@ -1,0 +1,598 @@
+"""FESS, feature-space search (Shoham, Sections 1, 3 and 7), registered as planner ``fess``.
+
+Terms:
+
+- *Search tree*: one node per position found, with its feature values, its weight and the list
+  of its macro moves not yet expanded, each with the features of the position it leads to. A
+  transposition table (box squares and normalized player) keeps positions unique.
+- *Deadlock marking*: a node with no valid moves is dead; a node whose moves are all expanded
+  and whose children are all dead is dead, and so on up to the root. A dead root means every
+  reachable position was searched: the level is unsolvable.
+- *Feature space*: the 4-D product (out-of-plan boxes, packed boxes, connectivity, room
+  connectivity). A *cell* is one point of it. A new position goes to its own cell unless that
+  cell is worse (by the feature ordering of Section 7) than its parent's; then it goes to the
+  parent's cell, i.e. to the cell of its best ancestor.
+- *Weight*: a node's weight is its parent's plus the weight of the move that made it: the
+  advisor weight (default 0) for moves an advisor picked, the normal weight (default 1) for the
+  others (Section 7's best setting).
+- *The loop*: go round the active cells; in a cell, expand the least-weight unexpanded move of
+  the positions projected there, ties broken by the feature ordering (out-of-plan, packed,
+  connectivity, room connectivity, hotspots, mobility) of the position the move leads to. No
+  move is ever pruned, so the search is complete.
+
+Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
+matching (in the move generator); on every new node: retrograde analysis, room deadlocks and
+corral deadlocks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planners._kernels.fess_moves import (
+    DL_BIPARTITE,
+    DL_CORRAL,
+    DL_DEAD_SQUARE,
+    DL_FREEZE,
+    DL_PATTERN,
+    DL_RETROGRADE,
+    DL_ROOM,
+    M_BOX,
+    M_CONN,
+    M_DST,
+    M_HOT,
+    M_MOB,
+    M_NORM,
+    M_OOP,
+    M_PACKED,
+    M_PLAYER,
+    M_ROOMS,
+    M_SRC,
+    N_DEADLOCK_KINDS,
+    N_MOVE_COLS,
+    ROOM_DEADLOCK,
+    push_moves,
+    retrograde_deadlock,
+    room_deadlock,
+)
+from planners.base import Outcome, Planner, Push
+from planners.fess.advisors import ADVISORS, AdvisorContext, Features
+from planners.fess.features import FeatureEvaluator
+from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
+from planners.fess.rooms import analyze_rooms
+from planners.limits import SearchLimits
+from soko_gym.engine.board import Board, State
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.corral import CORRAL_DEADLOCK, corral_deadlock_status
+from soko_gym.engine.patterns import level_patterns
+from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.step import box_paths
+from soko_gym.levels import Level
+
+DEADLOCK_NAMES = {
+    DL_DEAD_SQUARE: "dead_square",
+    DL_FREEZE: "freeze",
+    DL_PATTERN: "pattern",
+    DL_BIPARTITE: "bipartite",
+    DL_RETROGRADE: "retrograde",
+    DL_ROOM: "room",
+    DL_CORRAL: "corral",
+}
+# the move columns a node keeps (int16 copy), in this order
+_KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
+K_BOX, K_SRC, K_DST, K_PLAYER, K_NORM, K_OOP, K_PACKED, K_CONN, K_ROOMS, K_HOT, K_MOB = range(11)
+_BYTES_PER_NODE = 400  # Python object, arrays and table entry, besides the moves
+
+
+class _Node:
+    __slots__ = (
+        "box_pos", "player", "parent", "move", "weight", "features", "cell", "moves", "wts",
+        "advised", "order", "next", "n_open", "dead",
+    )  # fmt: skip
+
+    def __init__(self, box_pos, player, parent, move, weight, features):
+        self.box_pos = box_pos  # int32[n_boxes]
+        self.player = player
+        self.parent = parent
+        self.move = move  # (box, src, dst, player after) of the macro move that made it
+        self.weight = weight
+        self.features = features
+        self.cell = features.cell
+        self.moves = None  # int16[k, len(_KEEP)]
+        self.wts = None  # int64[k] move weights
+        self.advised = None  # per move, the advisors that picked it (dict index -> names)
+        self.order = None  # move indices, best first
+        self.next = 0
+        self.n_open = 0  # moves not expanded plus children not known dead
+        self.dead = False
+
+
+@dataclass
+class FessStats:
+    """Figures of one FESS run (returned in ``SearchResult.stats``)."""
+
+    nodes: int = 0
+    expanded_moves: int = 0
+    transpositions: int = 0
+    cells: int = 0
+    advisor_hits: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ADVISORS})
+    deadlocks: dict[str, int] = field(
+        default_factory=lambda: {name: 0 for name in DEADLOCK_NAMES.values()}
+    )
+    plan_seconds: float = 0.0
+    plan_steps: int = 0
+    plan_complete: bool = False
+    sink_room: int = -1
+    search_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``SearchResult.stats``."""
+        return {
+            "nodes": self.nodes,
+            "expanded_moves": self.expanded_moves,
+            "transpositions": self.transpositions,
+            "cells": self.cells,
+            "advisor_hits": dict(self.advisor_hits),
+            "deadlocks": dict(self.deadlocks),
+            "plan_seconds": round(self.plan_seconds, 4),
+            "plan_steps": self.plan_steps,
+            "plan_complete": self.plan_complete,
+            "sink_room": self.sink_room,
+            "search_seconds": round(self.search_seconds, 4),
+        }
+
+
+class FessPlanner(Planner):
+    """FESS (module docstring): packing plan, advisors and a search over feature space.
+
+    Not optimal: solutions are found fast, not short (``planners.optimize`` shortens them).
+
+    Args:
+        advisor_weight: weight of a move an advisor picked (paper: 0).
+        move_weight: weight of every other move (paper: 1).
+        advisors: names of the advisors to consult (default: all of ``ADVISORS``).
+        bipartite: run the bipartite deadlock test on every generated move.
+        retrograde: run retrograde analysis on every new position.
+        room_deadlocks: run the room deadlock search on the room a move ends in.
+        corral_deadlocks: run the corral deadlock search on every new position.
+        plan_nodes: most positions of the packing-plan search.
+        plan_seconds: time budget of the packing-plan search.
+        seed: None keeps ties between equal moves in board order; an integer breaks them by a
+            random permutation drawn from it (the same seed gives the same search).
+    """
+
+    name = "fess"
+    optimal = False
+
+    def __init__(
+        self,
+        advisor_weight: int = 0,
+        move_weight: int = 1,
+        advisors: tuple[str, ...] | list[str] | None = None,
+        bipartite: bool = True,
+        retrograde: bool = True,
+        room_deadlocks: bool = True,
+        corral_deadlocks: bool = False,
+        plan_nodes: int = 3000,
+        plan_seconds: float = 5.0,
+        seed: int | None = None,
+    ) -> None:
+        for name, value in (("advisor_weight", advisor_weight), ("move_weight", move_weight)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if advisor_weight == 0 and move_weight == 0:
+            raise ValueError("advisor_weight and move_weight cannot both be 0")
+        names = tuple(ADVISORS) if advisors is None else tuple(advisors)
+        unknown = [a for a in names if a not in ADVISORS]
+        if unknown:
+            raise ValueError(f"unknown advisors {unknown}; known: {', '.join(ADVISORS)}")
+        if plan_nodes < 1 or plan_seconds <= 0:
+            raise ValueError("plan_nodes and plan_seconds must be positive")
+        self.advisor_weight = advisor_weight
+        self.move_weight = move_weight
+        self.advisors = names
+        self.bipartite = bipartite
+        self.retrograde = retrograde
+        self.room_deadlocks = room_deadlocks
+        self.corral_deadlocks = corral_deadlocks
+        self.plan_nodes = plan_nodes
+        self.plan_seconds = plan_seconds
+        self.seed = seed
+
+    def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
+        """Run FESS on ``level`` (see ``Planner.search``)."""
+        run = _FessRun(self, level.board, limits, deadline)
+        return run.run()
+
+
+class _FessRun:
+    """One FESS search: the level's tables, the tree, the cells and the loop."""
+
+    def __init__(self, cfg: FessPlanner, board: Board, limits: SearchLimits, deadline):
+        self.cfg = cfg
+        self.board = board
+        self.limits = limits
+        self.deadline = deadline
+        self.stats = FessStats()
+        t0 = time.perf_counter()
+        self.rooms = analyze_rooms(board)
+        plan_deadline = cfg.plan_seconds
+        if deadline is not None:
+            plan_deadline = min(plan_deadline, max(0.05, 0.2 * (deadline - t0)))
+        self.plan: PackingPlan = compute_packing_plan(
+            board, self.rooms, max_nodes=cfg.plan_nodes, max_seconds=plan_deadline
+        )
+        self.stats.plan_seconds = time.perf_counter() - t0
+        self.stats.plan_steps = self.plan.n_steps
+        self.stats.plan_complete = self.plan.complete
+        self.stats.sink_room = self.plan.sink_room
+        self.features = FeatureEvaluator(board, self.rooms)
+        self.hot = self.features.hot
+        self.patterns = level_patterns(board)
+        basin_squares = np.flatnonzero(self.plan.basin)
+        if basin_squares.size:
+            self.basin_dist = walk_distance_from(board, basin_squares)
+        else:
+            self.basin_dist = np.zeros(board.n_cells, dtype=np.int32)
+        self.rng = None if cfg.seed is None else np.random.default_rng(cfg.seed)
+        n = board.n_cells
+        nb = board.n_boxes
+        nf = board.floor.shape[0]
+        self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        self.stamps = new_stamps(board.cells)
+        self.stack = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.dist = np.zeros(4 * n, dtype=np.uint16)
+        self.parent = np.zeros(4 * n, dtype=SQUARE_DTYPE)
+        self.queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
+        self.label = np.full(n, -1, dtype=SQUARE_DTYPE)
+        self.seen = np.zeros(n + 1, dtype=np.uint32)
+        self.trail = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.work = np.zeros((4, max(1, nb)), dtype=SQUARE_DTYPE)
+        self.mark = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.hot_out = np.zeros(max(1, nb), dtype=SQUARE_DTYPE)
+        self.intact = np.zeros((self.rooms.n_rooms, self.rooms.n_rooms), dtype=np.uint8)
+        self.before = np.zeros(n, dtype=np.uint8)
+        self.moves_buf = np.zeros((max(1, 4 * nb * nf), N_MOVE_COLS), dtype=np.int32)
+        self.kinds = np.zeros(N_DEADLOCK_KINDS, dtype=np.int64)
+        self.sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        self._room_areas = self._build_room_areas()
+        budget = 256
+        self.room_nodes = np.zeros((budget, 11), dtype=SQUARE_DTYPE)
+        self.room_key = np.zeros(2 * budget, dtype=HASH_DTYPE)
+        self.room_player = np.full(2 * budget, -1, dtype=SQUARE_DTYPE)
+        self.room_pos = np.zeros(10, dtype=SQUARE_DTYPE)
+        self.room_pushes = np.zeros(40, dtype=SQUARE_DTYPE)
+        self.room_used = np.zeros(budget, dtype=np.int64)
+        self.goal = (board.cells & GOAL) != 0
+        self.table: dict[tuple[int, int], _Node] = {}
+        self.heaps: dict[tuple, list] = {}
+        self.active: list[tuple] = []
+        self.tick = 0
+        self.move_bytes = 0
+
+    # ------------------------------------------------------------------ tables and checks
+
+    def _build_room_areas(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per room: (area mask uint8[n_cells], area squares): the room and passages next to it."""
+        r = self.rooms
+        offsets = [int(o) for o in self.board.offsets]
+        out = []
+        for room in range(r.n_rooms):
+            area = (r.room_id == room).astype(np.uint8)
+            for sq in np.flatnonzero(area).tolist():
+                for o in offsets:
+                    if r.passage_id[sq + o] >= 0:
+                        area[sq + o] = 1
+            out.append((area, np.flatnonzero(area).astype(SQUARE_DTYPE)))
+        return out
+
+    def _load(self, box_pos: np.ndarray) -> None:
+        self.box_at[:] = -1
+        self.box_at[box_pos] = np.arange(box_pos.shape[0], dtype=BOX_AT_DTYPE)
+
+    def _key(self, box_pos: np.ndarray, norm: int) -> tuple[int, int]:
+        h = np.bitwise_xor.reduce(self.board.zobrist[box_pos]) if box_pos.size else 0
+        return int(h), int(norm)
+
+    def _node_deadlock(self, box_pos: np.ndarray, player: int, dst: int) -> int:
+        """Node-level deadlock tests; returns the DL_* kind found, or -1. ``box_at`` loaded."""
+        b = self.board
+        cfg = self.cfg
+        if cfg.retrograde and retrograde_deadlock(
+            b.cells, b.dead, b.offsets, b.goals, self.box_at, box_pos, self.seen, self.trail,
+            self.sub_box_at,
+        ):  # fmt: skip
+            return DL_RETROGRADE
+        if cfg.room_deadlocks and self.rooms.n_rooms:
+            room = int(self.rooms.room_id[dst])
+            if room < 0:  # a corridor square next to a room belongs to that room's area
+                for o in b.offsets.tolist():
+                    if self.rooms.room_id[dst + o] >= 0:
+                        room = int(self.rooms.room_id[dst + o])
+                        break
+            if room >= 0:
+                area, squares = self._room_areas[room]
+                status = room_deadlock(
+                    b.cells, b.dead, b.offsets, b.zobrist, self.box_at, area, squares,
+                    player, self.sub_box_at, self.room_nodes, self.room_key,
+                    self.room_player, self.room_pos, self.room_pushes, self.room_used,
+                    self.stamps, self.stack, self.seen, self.trail,
+                )  # fmt: skip
+                if status == ROOM_DEADLOCK:
+                    return DL_ROOM
+        if cfg.corral_deadlocks:
+            state = State.from_squares(b, box_pos.tolist(), player)
+            if corral_deadlock_status(b, state) == CORRAL_DEADLOCK:
+                return DL_CORRAL
+        return -1
+
+    # ------------------------------------------------------------------ nodes
+
+    def _features_of(self, box_pos: np.ndarray, player: int) -> Features:
+        """Features of the position in ``box_at`` (the root; children get theirs from moves)."""
+        f = self.features
+        p = self.plan
+        packed = f.packed(self.box_at, p.src, p.dst)
+        return Features(
+            oop=f.out_of_plan(box_pos, p.basin, p.src, p.dst, packed),
+            packed=packed,
+            conn=f.connectivity(self.box_at),
+            rooms=f.room_connectivity(self.box_at),
+            hot=f.hotspots(box_pos),
+            mob=f.mobility(self.box_at, box_pos, player)[0],
+        )
+
+    def _oop_mask(self, box_pos: np.ndarray, packed: int) -> np.ndarray:
+        p = self.plan
+        count = np.zeros(self.board.n_cells, dtype=np.int32)
+        np.add.at(count, p.dst[:packed], 1)
+        src = p.src[:packed]
+        np.add.at(count, src[src >= 0], -1)
+        return (p.basin[box_pos] == 0) & (count[box_pos] <= 0)
+
+    def _generate(self, node: _Node) -> None:
+        """Fill the node's move list, weights and order (``box_at`` holds its position)."""
+        b = self.board
+        p = self.plan
+        r = self.rooms
+        k = push_moves(
+            b.cells, b.dead, b.offsets, b.floor, b.floor_index, b.goals, b.goal_dist,
+            self.box_at, node.box_pos, node.player, p.src, p.dst, p.basin, r.room_id,
+            r.passage_id, r.edges, self.hot, self.patterns.square_start,
+            self.patterns.square_instance, self.patterns.instance_boxes,
+            1 if self.cfg.bipartite else 0, self.stamps, self.stack, self.dist, self.parent,
+            self.queue, self.label, self.seen, self.trail, self.work, self.mark, self.hot_out,
+            self.intact, self.before, self.moves_buf, self.kinds,
+        )  # fmt: skip
+        full = self.moves_buf[:k]
+        wts = np.full(k, self.cfg.move_weight, dtype=np.int64)
+        advised: dict[int, list[str]] = {}
+        if k and self.cfg.advisors:
+            ctx = AdvisorContext(
+                features=node.features,
+                box_pos=node.box_pos,
+                hot_counts=self.features.hotspot_counts(node.box_pos),
+                oop_mask=self._oop_mask(node.box_pos, node.features.packed),
+                basin=p.basin,
+                basin_dist=self.basin_dist,
+                width=b.width,
+            )
+            for name in self.cfg.advisors:
+                i = ADVISORS[name](full, ctx)
+                if i >= 0:
+                    wts[i] = self.cfg.advisor_weight
+                    advised.setdefault(i, []).append(name)
+        if self.rng is not None and k:
+            perm = self.rng.permutation(k)
+            order = perm[np.lexsort((*reversed(_rank_columns(full[perm])), wts[perm]))]
+        else:
+            order = np.lexsort((*reversed(_rank_columns(full)), wts))
+        node.moves = full[:, _KEEP].astype(np.int16)
+        node.wts = wts
+        node.advised = advised
+        node.order = order
+        node.n_open = k
+        self.move_bytes += node.moves.nbytes + wts.nbytes + order.nbytes
+
+    def _push_node(self, node: _Node) -> None:
+        """Put the node's next move into its cell's queue."""
+        if node.next >= node.order.shape[0]:
+            return
+        j = node.order[node.next]
+        row = node.moves[j]
+        prio = (
+            node.weight + int(node.wts[j]),
+            int(row[K_OOP]), -int(row[K_PACKED]), int(row[K_CONN]), int(row[K_ROOMS]),
+            int(row[K_HOT]), -int(row[K_MOB]),
+        )  # fmt: skip
+        heap = self.heaps.get(node.cell)
+        if heap is None:
+            heap = self.heaps[node.cell] = []
+            self.active.append(node.cell)
+            self.stats.cells += 1
+        self.tick += 1
+        heapq.heappush(heap, (prio, self.tick, node))
+
+    def _mark_dead(self, node: _Node) -> None:
+        while node is not None and not node.dead:
+            node.dead = True
+            parent = node.parent
+            if parent is None:
+                return
+            parent.n_open -= 1
+            if parent.n_open > 0:
+                return
+            node = parent
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> Outcome:
+        t0 = time.perf_counter()
+        b = self.board
+        box_pos = b.start_boxes.astype(SQUARE_DTYPE).copy()
+        self._load(box_pos)
+        if bool(self.goal[box_pos].all()):
+            return self._finish("solved", t0, [])
+        _, norm = reach_player(self.box_at, b.offsets, int(b.start_player), self.stamps, self.stack)
+        root_features = self._features_of(box_pos, int(b.start_player))
+        root = _Node(box_pos, int(b.start_player), None, None, 0, root_features)
+        self.table[self._key(box_pos, norm)] = root
+        self.stats.nodes = 1
+        self._load(box_pos)
+        self._generate(root)
+        if root.n_open == 0:
+            return self._finish("unsolvable", t0, None)
+        self._push_node(root)
+        max_nodes = self.limits.max_nodes
+        mem_budget = self.limits.memory_bytes
+        i = 0
+        checks = 0
+        while self.active:
+            checks += 1
+            if checks & 15 == 0 and self.deadline is not None:
+                if time.perf_counter() > self.deadline:
+                    return self._finish("timeout", t0, None)
+            if max_nodes is not None and self.stats.nodes >= max_nodes:
+                return self._finish("node_limit", t0, None)
+            if self.move_bytes + _BYTES_PER_NODE * self.stats.nodes > mem_budget:
+                return self._finish("memory_limit", t0, None)
+            if i >= len(self.active):
+                i = 0
+            cell = self.active[i]
+            heap = self.heaps[cell]
+            node = None
+            while heap:
+                _, _, cand = heapq.heappop(heap)
+                if not cand.dead:
+                    node = cand
+                    break
+            if node is None:
+                self.active.pop(i)
+                del self.heaps[cell]
+                continue
+            i += 1
+            j = int(node.order[node.next])
+            node.next += 1
+            self._push_node(node)
+            solved = self._expand(node, j)
+            if solved is not None:
+                return self._finish("solved", t0, self._solution(solved))
+            if root.dead:
+                return self._finish("unsolvable", t0, None)
+        return self._finish("unsolvable", t0, None)
+
+    def _expand(self, node: _Node, j: int) -> _Node | None:
+        """Make move ``j`` of ``node``; returns the new node when it is solved."""
+        self.stats.expanded_moves += 1
+        row = node.moves[j]
+        for name in node.advised.get(j, ()):
+            self.stats.advisor_hits[name] += 1
+        box = int(row[K_BOX])
+        dst = int(row[K_DST])
+        child_pos = node.box_pos.copy()
+        child_pos[box] = dst
+        key = self._key(child_pos, int(row[K_NORM]))
+        if key in self.table:
+            self.stats.transpositions += 1
+            self._close_move(node)
+            return None
+        player = int(row[K_PLAYER])
+        features = Features(
+            oop=int(row[K_OOP]), packed=int(row[K_PACKED]), conn=int(row[K_CONN]),
+            rooms=int(row[K_ROOMS]), hot=int(row[K_HOT]), mob=int(row[K_MOB]),
+        )  # fmt: skip
+        child = _Node(child_pos, player, node, (box, int(row[K_SRC]), dst, player),
+                      node.weight + int(node.wts[j]), features)  # fmt: skip
+        if child.cell > node.cell:  # worse than its parent: its best ancestor's cell
+            child.cell = node.cell
+        self.table[key] = child
+        self.stats.nodes += 1
+        if bool(self.goal[child_pos].all()):
+            return child
+        self._load(child_pos)
+        kind = self._node_deadlock(child_pos, player, dst)
+        if kind >= 0:
+            self.kinds[kind] += 1
+            child.dead = True
+            self._close_move(node)
+            return None
+        self._generate(child)
+        if child.n_open == 0:
+            self._mark_dead(child)
+            return None
+        self._push_node(child)
+        return None
+
+    def _close_move(self, node: _Node) -> None:
+        """A move of ``node`` led nowhere new: one fewer open move."""
+        node.n_open -= 1
+        if node.n_open == 0 and node.next >= node.order.shape[0]:
+            self._mark_dead(node)
+
+    # ------------------------------------------------------------------ results
+
+    def _solution(self, goal: _Node) -> list[Push]:
+        """The pushes from the root to ``goal``, each macro move by its fewest pushes."""
+        chain = []
+        node = goal
+        while node.parent is not None:
+            chain.append(node)
+            node = node.parent
+        chain.reverse()
+        b = self.board
+        pushes: list[Push] = []
+        for child in chain:
+            parent = child.parent
+            _, src, dst, player_after = child.move
+            self._load(parent.box_pos)
+            box_paths(
+                b.cells, self.box_at, b.offsets, int(parent.player), src, self.stamps,
+                self.stack, self.dist, self.parent, self.queue,
+            )  # fmt: skip
+            side = next(s for s in range(4) if dst + int(b.offsets[s]) == player_after)
+            code = dst * 4 + side
+            if self.dist[code] == DIST_INF:
+                raise RuntimeError("FESS lost a macro move's push path")
+            dirs = []
+            for _ in range(int(self.dist[code])):
+                link = int(self.parent[code])
+                dirs.append(link & 3)
+                code = link >> 2
+            dirs.reverse()
+            sq = src
+            for d in dirs:
+                pushes.append((sq, d))
+                sq += int(b.offsets[d])
+        return pushes
+
+    def _finish(self, status: str, t0: float, pushes: list[Push] | None) -> Outcome:
+        self.stats.search_seconds = time.perf_counter() - t0
+        for kind, name in DEADLOCK_NAMES.items():
+            self.stats.deadlocks[name] = int(self.kinds[kind])
+        return Outcome(
+            status,
+            pushes,
+            nodes=self.stats.expanded_moves,
+            generated=self.stats.nodes,
+            stats=self.stats.as_dict(),
+        )
+
+
+def _rank_columns(moves: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The feature-ordering columns of a move table, most significant first."""
+    return (
+        moves[:, M_OOP],
+        -moves[:, M_PACKED],
+        moves[:, M_CONN],
+        moves[:, M_ROOMS],
+        moves[:, M_HOT],
+        -moves[:, M_MOB],
+    )
+
+
+__all__ = ["FessPlanner", "FessStats"]
