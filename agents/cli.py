@@ -15,6 +15,9 @@ def add_agent_parsers(sub: argparse._SubParsersAction, source_help: str) -> None
     from agents.trajectories import add_collect_parser
 
     add_collect_parser(sub, source_help)
+    from agents.train import add_train_parser
+
+    add_train_parser(sub, source_help)
     from agents.benchmark import add_bench_parser
 
     add_bench_parser(sub, source_help)

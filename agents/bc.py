@@ -1,0 +1,268 @@
+"""Behaviour cloning, written in house: masked cross-entropy on an SB3 policy's action logits.
+
+The expert's action at each observation is the target; illegal actions (from the dataset's
+action masks) are removed from the softmax, so the loss only ranks legal actions. The value
+head can learn the discounted returns of the expert episodes at the same time, so that PPO
+fine-tuning starts with a critic that already knows solved positions are worth reaching.
+Datasets come from ``soko collect`` (``agents.trajectories``: npz or Minari) or any arrays
+``(observations, actions, action_masks)`` given as ``BCData``. Needs the ``rl`` extra.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.train_config import BCConfig
+
+HISTORY_COLUMNS = ("step", "loss", "value_loss", "accuracy", "val_accuracy", "chance")
+
+
+@dataclass
+class BCData:
+    """Expert samples.
+
+    Attributes:
+        observations: uint8[N, C, H, W] observations.
+        actions: int64[N] the expert's action at each.
+        action_masks: bool[N, n_actions] legal actions at each.
+        returns: float32[N] discounted return from each observation on, or None.
+        episodes: int64[N] episode of each sample (for the validation split), or None.
+    """
+
+    observations: np.ndarray
+    actions: np.ndarray
+    action_masks: np.ndarray
+    returns: np.ndarray | None = None
+    episodes: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.actions)
+        if len(self.observations) != n or len(self.action_masks) != n:
+            raise ValueError(
+                f"BCData arrays differ in length: {len(self.observations)} observations, "
+                f"{n} actions, {len(self.action_masks)} masks"
+            )
+        if n == 0:
+            raise ValueError("BCData is empty: the dataset has no expert steps")
+        if not self.action_masks[np.arange(n), self.actions].all():
+            raise ValueError("BCData has expert actions that its action masks call illegal")
+
+    def subset(self, rows: np.ndarray) -> BCData:
+        """The samples ``rows``."""
+
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[rows]
+
+        return BCData(
+            self.observations[rows],
+            self.actions[rows],
+            self.action_masks[rows],
+            pick(self.returns),
+            pick(self.episodes),
+        )
+
+
+def bc_data_from_episodes(episodes: Sequence[Any], gamma: float = 0.97) -> BCData:
+    """Samples of ``agents.trajectories.Episode``-like objects.
+
+    Each episode's observations and masks have one more row than its actions (the last is
+    dropped); its rewards give the discounted returns.
+    """
+    obs, actions, masks, returns, ids = [], [], [], [], []
+    for k, ep in enumerate(episodes):
+        t = len(ep.actions)
+        if t == 0:
+            continue
+        obs.append(np.asarray(ep.observations[:t]))
+        actions.append(np.asarray(ep.actions, dtype=np.int64))
+        masks.append(np.asarray(ep.action_masks[:t], dtype=bool))
+        rewards = np.asarray(ep.rewards, dtype=np.float64)
+        ret = np.zeros(t)
+        acc = 0.0
+        for i in range(t - 1, -1, -1):
+            acc = rewards[i] + gamma * acc
+            ret[i] = acc
+        returns.append(ret.astype(np.float32))
+        ids.append(np.full(t, k, dtype=np.int64))
+    if not actions:
+        raise ValueError("the dataset has no expert steps")
+    return BCData(
+        np.concatenate(obs),
+        np.concatenate(actions),
+        np.concatenate(masks),
+        np.concatenate(returns),
+        np.concatenate(ids),
+    )
+
+
+def load_bc_data(
+    dataset: str | Path, env_id: str, gamma: float = 0.97
+) -> tuple[BCData, dict[str, Any]]:
+    """Expert samples of a ``soko collect`` dataset and the env settings it fixes.
+
+    Returns:
+        (samples, ``{"obs_size": (H, W), "dead_plane": bool}``: the observation the policy
+        must be built for).
+
+    Raises:
+        ValueError: when the dataset was collected in another kind of env than ``env_id``.
+    """
+    from agents.trajectories import load_dataset
+
+    ds = load_dataset(dataset)
+    if ds.env_id.replace("-Gen", "") != env_id.replace("-Gen", ""):
+        raise ValueError(f"dataset {dataset} was collected in {ds.env_id}, not in {env_id}")
+    data = bc_data_from_episodes(ds.episodes, gamma)
+    from soko_gym.engine.constants import N_PLANES
+
+    n_planes, height, width = data.observations.shape[1:]
+    return data, {"obs_size": (int(height), int(width)), "dead_plane": n_planes > N_PLANES}
+
+
+def policy_outputs(policy: Any, obs: Any) -> tuple[Any, Any]:
+    """(action logits float[B, n_actions], values float[B]) of an SB3 actor-critic policy."""
+    features = policy.extract_features(obs)
+    if isinstance(features, tuple):
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    else:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+
+def behaviour_clone(
+    policy: Any,
+    data: BCData,
+    steps: int,
+    config: BCConfig | None = None,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> list[dict[str, float]]:
+    """Train ``policy`` (SB3 ``ActorCriticPolicy`` or MaskablePPO's) on ``data`` in place.
+
+    Args:
+        policy: the policy; its parameters are updated by a fresh Adam optimizer.
+        data: the expert samples (observation shape and action count must fit the policy).
+        steps: gradient steps.
+        config: batch size, learning rate, value loss weight, validation share, log interval.
+        seed: seeds the validation split and the minibatches.
+        log: receives a progress line every ``config.log_every`` steps.
+
+    Returns:
+        One row per ``log_every`` steps: step, loss, value_loss, accuracy (training
+        minibatches since the last row), val_accuracy (held-out episodes; nan without),
+        chance (accuracy of a uniform choice among the legal actions).
+    """
+    import torch
+    from torch.nn import functional as F
+
+    config = config or BCConfig()
+    obs_shape = tuple(policy.observation_space.shape)
+    n_actions = int(policy.action_space.n)
+    if data.observations.shape[1:] != obs_shape or data.action_masks.shape[1] != n_actions:
+        raise ValueError(
+            f"the dataset's observations {data.observations.shape[1:]} and "
+            f"{data.action_masks.shape[1]} actions do not fit the policy's {obs_shape} and "
+            f"{n_actions}"
+        )
+    rng = np.random.default_rng(seed)
+    train_rows, val_rows = _split(data, config.val_fraction, rng)
+    train, val = data.subset(train_rows), data.subset(val_rows) if len(val_rows) else None
+    chance = float(np.mean(1.0 / train.action_masks.sum(axis=1)))
+    use_value = config.value_coef > 0 and train.returns is not None
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    policy.set_training_mode(True)
+    history: list[dict[str, float]] = []
+    order = np.zeros(0, dtype=np.int64)
+    losses, vlosses, hits, seen = 0.0, 0.0, 0, 0
+    n = len(train.actions)
+    batch = min(config.batch_size, n)
+    for step in range(1, steps + 1):
+        if len(order) < batch:
+            order = np.concatenate([order, rng.permutation(n)])
+        rows, order = order[:batch], order[batch:]
+        obs = torch.as_tensor(train.observations[rows])
+        target = torch.as_tensor(train.actions[rows])
+        mask = torch.as_tensor(train.action_masks[rows])
+        logits, values = policy_outputs(policy, obs)
+        logits = logits.masked_fill(~mask, -1e9)
+        loss = F.cross_entropy(logits, target)
+        vloss = torch.zeros(())
+        if use_value:
+            vloss = F.mse_loss(values, torch.as_tensor(train.returns[rows]))
+        optimizer.zero_grad()
+        (loss + config.value_coef * vloss).backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        optimizer.step()
+        losses += float(loss.detach()) * len(rows)
+        vlosses += float(vloss.detach()) * len(rows)
+        hits += int((logits.argmax(dim=1) == target).sum())
+        seen += len(rows)
+        if step % config.log_every == 0 or step == steps:
+            row = {
+                "step": step,
+                "loss": losses / seen,
+                "value_loss": vlosses / seen,
+                "accuracy": hits / seen,
+                "val_accuracy": accuracy(policy, val) if val is not None else float("nan"),
+                "chance": chance,
+            }
+            history.append(row)
+            if log is not None:
+                log(
+                    f"[bc {step}/{steps}] loss {row['loss']:.3f}, accuracy {row['accuracy']:.1%}"
+                    f" (held out {row['val_accuracy']:.1%}, chance {chance:.1%})"
+                )
+            losses, vlosses, hits, seen = 0.0, 0.0, 0, 0
+            policy.set_training_mode(True)
+    policy.set_training_mode(False)
+    return history
+
+
+def accuracy(policy: Any, data: BCData, batch: int = 1024) -> float:
+    """Share of ``data``'s samples where the policy's most likely legal action is the expert's."""
+    import torch
+
+    policy.set_training_mode(False)
+    hits = 0
+    with torch.no_grad():
+        for i in range(0, len(data.actions), batch):
+            obs = torch.as_tensor(data.observations[i : i + batch])
+            logits, _ = policy_outputs(policy, obs)
+            logits = logits.masked_fill(~torch.as_tensor(data.action_masks[i : i + batch]), -1e9)
+            hits += int(
+                (logits.argmax(dim=1) == torch.as_tensor(data.actions[i : i + batch])).sum()
+            )
+    return hits / len(data.actions)
+
+
+def _split(
+    data: BCData, fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, validation rows): whole episodes held out, none when too few."""
+    rows = np.arange(len(data.actions))
+    if data.episodes is None or fraction <= 0:
+        return rows, rows[:0]
+    ids = np.unique(data.episodes)
+    n_val = int(round(fraction * len(ids)))
+    if n_val < 1 or n_val >= len(ids):
+        return rows, rows[:0]
+    val_ids = rng.permutation(ids)[:n_val]
+    is_val = np.isin(data.episodes, val_ids)
+    return rows[~is_val], rows[is_val]
+
+
+def write_history(history: list[dict[str, float]], path: str | Path) -> Path:
+    """Write ``behaviour_clone``'s rows as CSV."""
+    path = Path(path)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=HISTORY_COLUMNS)
+        writer.writeheader()
+        writer.writerows(history)
+    return path

@@ -1,0 +1,329 @@
+"""Training configuration: dataclasses for ``agents.train`` runs and the level-source specs.
+
+``TrainConfig`` nests ``EnvConfig``, ``NetworkConfig``, ``PPOConfig``, ``DQNConfig`` and
+``BCConfig``; ``asdict(config)`` is what a run writes to ``config.json`` and
+``TrainConfig.from_dict`` reads it back. A level source is a pack, file or selection
+(``boxoban-unfiltered-train``, ``microban:1-50``) or ``generated:WxH:N`` (fresh generated
+levels, W columns, H rows, N boxes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+ALGOS = ("maskable-ppo", "ppo", "dqn", "bc")
+POLICIES = ("auto", "square", "cnn")
+EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
+_GENERATED = re.compile(r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?$")
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+@dataclass
+class EnvConfig:
+    """The env trained on and evaluated in.
+
+    Attributes:
+        env_id: a soko-gym id ("Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0").
+        levels: training levels: a pack, file or selection, or ``generated:WxH:N``.
+        eval_levels: held-out levels; None: the same generator (other seed) for generated
+            levels, no evaluation for fixed ones.
+        obs_size: observation frame (rows, cols); None: the largest level of both sources.
+        max_episode_steps: episode step limit in training (None: the id's registered limit).
+        eval_max_steps: step limit in evaluation (None: ``max_episode_steps``).
+        reward_scheme: "boxoban", "sparse", or four numbers "step,box_on,box_off,solved".
+        dead_plane: add the dead-square plane to the observations.
+        deadlock_termination: end an episode when a box is pushed into a simple deadlock.
+    """
+
+    env_id: str = "Sokoban-Push-v0"
+    levels: str = "generated:7x7:2"
+    eval_levels: str | None = None
+    obs_size: tuple[int, int] | None = None
+    max_episode_steps: int | None = None
+    eval_max_steps: int | None = None
+    reward_scheme: str = "boxoban"
+    dead_plane: bool = True
+    deadlock_termination: bool = True
+
+
+@dataclass
+class NetworkConfig:
+    """The policy network (see ``agents.features``).
+
+    Attributes:
+        policy: "square" (Push env: per-square push logits), "cnn" (BoardCNN and SB3's heads),
+            or "auto" (square for the Push env with PPO or MaskablePPO, else cnn).
+        channels: feature maps per convolution; 0: ``default_features_kwargs`` for the board.
+        n_layers: 3x3 convolutions; 0: the default for the board.
+        features_dim: "cnn" only: linear features after the convolutions (0: none).
+        pooling: "cnn" only: "flatten" or "mean-max".
+        net_arch: "cnn" only: hidden layers of the policy and value heads (DQN: Q head).
+        value_hidden: "square" only: width of the value head.
+    """
+
+    policy: str = "auto"
+    channels: int = 0
+    n_layers: int = 0
+    features_dim: int = 256
+    pooling: str = "flatten"
+    net_arch: list[int] = field(default_factory=list)
+    value_hidden: int = 64
+
+
+@dataclass
+class PPOConfig:
+    """PPO and MaskablePPO hyperparameters (SB3's names; per update: n_envs * n_steps samples).
+
+    Attributes:
+        learning_rate: Adam step size.
+        n_steps: steps per env per rollout.
+        batch_size: minibatch size.
+        n_epochs: passes over each rollout.
+        gamma: discount.
+        gae_lambda: GAE lambda.
+        clip_range: PPO clip range.
+        ent_coef: entropy bonus.
+        vf_coef: value loss weight.
+        max_grad_norm: gradient clipping.
+        target_kl: stop an update's epochs early past this KL (None: never).
+    """
+
+    learning_rate: float = 5e-4
+    n_steps: int = 64
+    batch_size: int = 512
+    n_epochs: int = 4
+    gamma: float = 0.97
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    target_kl: float | None = None
+
+
+@dataclass
+class DQNConfig:
+    """DQN hyperparameters (SB3's names).
+
+    Attributes:
+        learning_rate: Adam step size.
+        buffer_size: replay buffer transitions.
+        learning_starts: steps before the first update.
+        batch_size: minibatch size.
+        train_freq: env steps (per env) between updates.
+        gradient_steps: gradient steps per update.
+        target_update_interval: steps between target network copies.
+        exploration_fraction: share of the run over which epsilon falls.
+        exploration_final_eps: final epsilon.
+        gamma: discount.
+    """
+
+    learning_rate: float = 2.5e-4
+    buffer_size: int = 100_000
+    learning_starts: int = 1_000
+    batch_size: int = 128
+    train_freq: int = 4
+    gradient_steps: int = 1
+    target_update_interval: int = 2_000
+    exploration_fraction: float = 0.3
+    exploration_final_eps: float = 0.05
+    gamma: float = 0.97
+
+
+@dataclass
+class BCConfig:
+    """Behaviour cloning (``algo="bc"``): the run's ``steps`` are gradient steps.
+
+    Attributes:
+        dataset: an npz path or Minari id from ``soko collect``.
+        batch_size: samples per gradient step.
+        learning_rate: Adam step size.
+        value_coef: weight of the value loss (discounted returns of the expert episodes), so
+            fine-tuning starts with a useful critic; 0 to clone the policy alone.
+        val_fraction: share of the episodes held out for validation accuracy.
+        log_every: gradient steps between ``bc.csv`` rows.
+        finetune_algo: "maskable-ppo" or "ppo": the model built, cloned and fine-tuned.
+        finetune_steps: env steps of RL fine-tuning after cloning (0: none).
+    """
+
+    dataset: str | None = None
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    value_coef: float = 0.5
+    val_fraction: float = 0.1
+    log_every: int = 100
+    finetune_algo: str = "maskable-ppo"
+    finetune_steps: int = 0
+
+
+@dataclass
+class TrainConfig:
+    """One training run.
+
+    Attributes:
+        algo: "maskable-ppo", "ppo", "dqn" or "bc".
+        out: output folder.
+        steps: env steps (RL) or gradient steps (bc).
+        seed: seeds the levels, the network, SB3 and the evaluation.
+        n_envs: parallel envs of the vector env.
+        eval_every: env steps between evaluations (0: only at the end).
+        eval_episodes: held-out levels per evaluation (generated: how many to generate).
+        checkpoint_every: env steps between checkpoints (0: none).
+        torch_threads: torch CPU threads (0: leave torch's default).
+        overwrite: allow an output folder that already holds a run.
+        quiet: no progress lines on stderr.
+        env: the env.
+        network: the policy network.
+        ppo: PPO / MaskablePPO settings.
+        dqn: DQN settings.
+        bc: behaviour cloning settings.
+    """
+
+    algo: str = "maskable-ppo"
+    out: str = "runs/train"
+    steps: int = 100_000
+    seed: int = 0
+    n_envs: int = 32
+    eval_every: int = 50_000
+    eval_episodes: int = 200
+    checkpoint_every: int = 100_000
+    torch_threads: int = 2
+    overwrite: bool = False
+    quiet: bool = False
+    env: EnvConfig = field(default_factory=EnvConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    dqn: DQNConfig = field(default_factory=DQNConfig)
+    bc: BCConfig = field(default_factory=BCConfig)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """A config from ``asdict`` output (``config.json``)."""
+        parts = {"env": EnvConfig, "network": NetworkConfig, "ppo": PPOConfig}
+        parts.update(dqn=DQNConfig, bc=BCConfig)
+        kwargs = {k: v for k, v in data.items() if k not in parts}
+        for name, kind in parts.items():
+            kwargs[name] = kind(**data.get(name, {}))
+        if kwargs["env"].obs_size is not None:
+            kwargs["env"].obs_size = tuple(kwargs["env"].obs_size)
+        return cls(**kwargs)
+
+
+def check_config(config: TrainConfig) -> None:
+    """Raise ValueError naming the first bad field of ``config``."""
+    if config.algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS}, got {config.algo!r}")
+    if config.network.policy not in POLICIES:
+        raise ValueError(f"network.policy must be one of {POLICIES}, got {config.network.policy!r}")
+    for name in ("steps", "n_envs", "eval_episodes"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    for name in ("eval_every", "checkpoint_every", "torch_threads"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+    if config.algo == "bc":
+        if not config.bc.dataset:
+            raise ValueError("algo 'bc' needs a dataset (--dataset PATH_OR_MINARI_ID)")
+        if config.bc.finetune_algo not in ("maskable-ppo", "ppo"):
+            raise ValueError(
+                f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
+            )
+    parse_reward(config.env.reward_scheme)
+    parse_levels(config.env.levels)
+    if config.env.eval_levels is not None:
+        parse_levels(config.env.eval_levels)
+
+
+# -- levels and envs ----------------------------------------------------------------------------
+
+
+def parse_levels(spec: str) -> tuple[str, dict[str, int] | None]:
+    """``(levels, generator_kwargs)`` env arguments of a level source spec.
+
+    ``"generated:7x7:2"`` gives ``("generated", {"width": 7, "height": 7, "n_boxes": 2})``;
+    ``"generated"`` the generator's defaults (10x10, 4 boxes); anything else is a level source
+    (pack, selection, file) passed on as it is.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"a level source must be a non-empty string, got {spec!r}")
+    if not spec.startswith("generated"):
+        return spec, None
+    m = _GENERATED.match(spec)
+    if m is None:
+        raise ValueError(
+            f"generated level source {spec!r}: write generated[:WxH][:N], e.g. generated:7x7:2"
+        )
+    kwargs: dict[str, int] = {}
+    if m["w"]:
+        kwargs.update(width=int(m["w"]), height=int(m["h"]))
+    if m["n"]:
+        kwargs["n_boxes"] = int(m["n"])
+    return "generated", kwargs
+
+
+def parse_reward(scheme: str) -> Any:
+    """The env's ``reward_scheme`` argument for "boxoban", "sparse" or "step,on,off,solved"."""
+    if scheme in ("boxoban", "sparse"):
+        return scheme
+    from soko_gym.envs.rewards import RewardScheme
+
+    try:
+        values = [float(x) for x in str(scheme).split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 4:
+        raise ValueError(
+            f"reward_scheme must be 'boxoban', 'sparse' or 'step,box_on,box_off,solved', "
+            f"got {scheme!r}"
+        )
+    return RewardScheme(*values)
+
+
+def eval_level_list(spec: str, n: int, seed: int) -> list[Any]:
+    """The held-out levels of an eval source: ``n`` generated from ``seed``, or the first n."""
+    from soko_gym.levels import load_levels
+    from soko_gym.levels.generator import generate_levels
+
+    levels, gen = parse_levels(spec)
+    if levels == "generated":
+        return [g.level for g in generate_levels(n, seed + EVAL_SEED_OFFSET, **(gen or {}))]
+    return load_levels(levels)[:n]
+
+
+def frame_size(config: EnvConfig, eval_levels: list[Any] | None) -> tuple[int, int]:
+    """The observation frame that fits the training source and the evaluation levels."""
+    if config.obs_size is not None:
+        return (int(config.obs_size[0]), int(config.obs_size[1]))
+    from soko_gym.levels import load_levels
+
+    levels, gen = parse_levels(config.levels)
+    if levels == "generated":
+        sizes = [((gen or {}).get("height", 10), (gen or {}).get("width", 10))]
+    else:
+        sizes = [(lv.height, lv.width) for lv in load_levels(levels)]
+    sizes += [(lv.height, lv.width) for lv in eval_levels or ()]
+    return (max(h for h, _ in sizes), max(w for _, w in sizes))
+
+
+def env_kwargs_of(config: EnvConfig, obs_size: tuple[int, int]) -> dict[str, Any]:
+    """Env arguments shared by training, evaluation and the saved model's sidecar."""
+    return {
+        "obs_size": [int(obs_size[0]), int(obs_size[1])],
+        "dead_plane": bool(config.dead_plane),
+        "reward_scheme": config.reward_scheme,
+        "deadlock_termination": bool(config.deadlock_termination),
+    }
+
+
+def env_args(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Env constructor arguments of ``env_kwargs_of`` output (tuples and reward objects)."""
+    out = dict(kwargs)
+    out["obs_size"] = tuple(out["obs_size"])
+    out["reward_scheme"] = parse_reward(out["reward_scheme"])
+    return out

@@ -1,0 +1,282 @@
+import csv
+import json
+import sys
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import torch  # noqa: E402
+
+from agents import train as train_mod  # noqa: E402
+from agents.bc import BCData, accuracy, behaviour_clone  # noqa: E402
+from agents.evaluation import evaluate, make_eval_env  # noqa: E402
+from agents.train import load_agent, plot_learning_curve, require_rl, train  # noqa: E402
+from agents.train_config import (  # noqa: E402
+    BCConfig,
+    EnvConfig,
+    NetworkConfig,
+    PPOConfig,
+    TrainConfig,
+    env_kwargs_of,
+    eval_level_list,
+    parse_levels,
+    parse_reward,
+)
+from soko_gym.cli import main as soko_main  # noqa: E402
+
+GEN = "generated:6x6:1"  # tiny levels: every test run stays within seconds
+
+
+def tiny_config(tmp_path, name="run", **overrides):
+    config = TrainConfig(
+        algo="maskable-ppo",
+        out=str(tmp_path / name),
+        steps=256,
+        seed=3,
+        n_envs=4,
+        eval_every=128,
+        eval_episodes=6,
+        checkpoint_every=128,
+        torch_threads=1,
+        quiet=True,
+        env=EnvConfig(levels=GEN, max_episode_steps=12),
+        network=NetworkConfig(channels=8, n_layers=2, features_dim=32),
+        ppo=PPOConfig(n_steps=32, batch_size=64, n_epochs=2),
+    )
+    for key, value in overrides.items():
+        setattr(config, key, value)
+    return config
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_parse_levels__generated_specs_and_fixed_sources():
+    assert parse_levels("generated:7x9:2") == ("generated", {"width": 7, "height": 9, "n_boxes": 2})
+    assert parse_levels("generated") == ("generated", {})
+    assert parse_levels("generated:3") == ("generated", {"n_boxes": 3})
+    assert parse_levels("microban:1-5") == ("microban:1-5", None)
+    with pytest.raises(ValueError, match="generated"):
+        parse_levels("generated:7by7")
+
+
+def test_parse_reward__names_and_coefficients():
+    assert parse_reward("sparse") == "sparse"
+    assert parse_reward("-0.1,1,-1,10").solved == 10.0
+    with pytest.raises(ValueError, match="reward_scheme"):
+        parse_reward("dense")
+
+
+def test_eval_level_list__held_out_generated_levels_are_seeded():
+    a = eval_level_list(GEN, 5, seed=1)
+    assert [lv.to_xsb() for lv in a] == [lv.to_xsb() for lv in eval_level_list(GEN, 5, seed=1)]
+    assert [lv.to_xsb() for lv in a] != [lv.to_xsb() for lv in eval_level_list(GEN, 5, seed=2)]
+    assert len(eval_level_list("microban:1-3", 10, seed=0)) == 3
+
+
+def test_train_config__round_trips_through_its_json(tmp_path):
+    config = tiny_config(tmp_path)
+    again = TrainConfig.from_dict(json.loads(json.dumps(asdict(config))))
+    assert again == config
+
+
+def test_train__maskable_ppo_writes_checkpoints_csv_and_png(tmp_path):
+    result = train(tiny_config(tmp_path))
+    out = result.out
+    assert result.timesteps == 256 and not result.interrupted
+    for name in ("model.zip", "model.json", "best_model.zip", "config.json", "progress.csv"):
+        assert (out / name).is_file(), name
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip")) == [
+        "model_128_steps.zip",
+        "model_256_steps.zip",
+    ]
+    rows = read_csv(out / "eval.csv")
+    assert [int(r["timesteps"]) for r in rows] == [128, 256]
+    assert all(0.0 <= float(r["solve_rate"]) <= 1.0 and r["n_levels"] == "6" for r in rows)
+    assert read_csv(out / "progress.csv")
+    assert (out / "learning_curve.png").stat().st_size > 1000
+    assert result.final_eval.solve_rate == float(rows[-1]["solve_rate"])
+
+
+def test_load_agent__gives_the_model_and_its_env(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    result = train(tiny_config(tmp_path, steps=128, eval_every=0, checkpoint_every=0))
+    model, meta = load_agent(result.model_path)
+    assert isinstance(model, MaskablePPO)
+    assert meta["env_id"] == "Sokoban-Push-v0" and meta["algo"] == "maskable-ppo"
+    assert meta["env_kwargs"]["obs_size"] == [6, 6] and meta["timesteps"] == 128
+    direct = MaskablePPO.load(result.model_path)  # also loadable without soko-gym's helper
+    assert direct.soko_meta == meta  # the metadata is in the zip as well
+    result.model_path.with_suffix(".json").unlink()
+    assert load_agent(result.model_path)[1] == meta
+
+
+def test_train__same_seed_same_run(tmp_path):
+    runs = [
+        train(tiny_config(tmp_path, name, seed=seed))
+        for name, seed in [("a", 5), ("b", 5), ("c", 6)]
+    ]
+
+    def params(run):
+        model, _ = load_agent(run.model_path)
+        return torch.cat([p.detach().flatten() for p in model.policy.parameters()])
+
+    def evals(run):
+        return [
+            (r["timesteps"], r["solve_rate"], r["mean_reward"])
+            for r in read_csv(run.out / "eval.csv")
+        ]
+
+    assert torch.equal(params(runs[0]), params(runs[1]))
+    assert evals(runs[0]) == evals(runs[1])
+    assert not torch.equal(params(runs[0]), params(runs[2]))
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_train__ppo_and_dqn_run(tmp_path, algo):
+    config = tiny_config(tmp_path, algo=algo, checkpoint_every=0)
+    config.dqn.learning_starts = 64
+    result = train(config)
+    model, meta = load_agent(result.model_path)
+    assert meta["algo"] == algo and type(model).__name__ == algo.upper()
+    assert len(read_csv(result.out / "eval.csv")) == 2
+
+
+def test_train__refuses_a_folder_that_holds_a_run(tmp_path):
+    config = tiny_config(tmp_path, steps=64, eval_every=0, checkpoint_every=0)
+    train(config)
+    with pytest.raises(ValueError, match="overwrite"):
+        train(config)
+    config.overwrite = True
+    train(config)
+
+
+def test_train__bad_settings_are_named(tmp_path):
+    with pytest.raises(ValueError, match="algo"):
+        train(tiny_config(tmp_path, algo="a2c"))
+    with pytest.raises(ValueError, match="dataset"):
+        train(tiny_config(tmp_path, algo="bc"))
+    with pytest.raises(ValueError, match="n_envs"):
+        train(tiny_config(tmp_path, n_envs=0))
+
+
+class FirstLegal:
+    """A scripted 'model' with MaskablePPO's predict signature: the first legal action."""
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True, action_masks=None):
+        return action_masks.argmax(axis=1), None
+
+
+def test_evaluate__plays_each_level_once(tmp_path):
+    levels = eval_level_list(GEN, 7, seed=0)
+    kwargs = {"obs_size": [6, 6], "dead_plane": True, "reward_scheme": "boxoban"}
+    kwargs["deadlock_termination"] = False
+    venv = make_eval_env("Sokoban-Push-v0", levels, kwargs, max_steps=5, n_envs=3)
+    res = evaluate(FirstLegal(), venv, len(levels))
+    assert res.n_levels == 7 and res.solved.shape == (7,)
+    assert 1 <= res.mean_length <= 5
+    assert evaluate(FirstLegal(), venv, len(levels)).solved.tolist() == res.solved.tolist()
+
+
+def expert_data(n_levels=30, seed=0):
+    """Expert samples from the generator's own solutions, replayed in the push env."""
+    import gymnasium as gym
+
+    import soko_gym  # noqa: F401
+    from soko_gym.engine.constants import DIRECTION_DELTAS, PUSH_CHARS
+    from soko_gym.levels.generator import generate_levels
+
+    obs, actions, masks, episodes = [], [], [], []
+    moves = {c.lower(): d for d, c in enumerate(PUSH_CHARS)}
+    for k, g in enumerate(generate_levels(n_levels, seed, width=6, height=6, n_boxes=1)):
+        env = gym.make("Sokoban-Push-v0", levels=[g.level], obs_size=(6, 6), dead_plane=True)
+        o, info = env.reset(seed=0)
+        row, col = g.level.player
+        for ch in g.solution:
+            d = moves[ch.lower()]
+            dr, dc = DIRECTION_DELTAS[d]
+            row, col = row + dr, col + dc
+            if ch.isupper():  # a push: the box was on the square the player steps onto
+                obs.append(o)
+                masks.append(info["action_mask"])
+                actions.append(env.unwrapped.square(row, col) * 4 + d)
+                episodes.append(k)
+                o, _, _, _, info = env.step(actions[-1])
+        assert info["solved"]
+    return BCData(np.array(obs), np.array(actions), np.array(masks), episodes=np.array(episodes))
+
+
+def test_behaviour_clone__beats_chance_on_a_tiny_dataset(tmp_path):
+    data = expert_data()
+    config = tiny_config(tmp_path)
+    env = train_mod.make_train_env(config, env_kwargs_of(config.env, (6, 6)))
+    model = train_mod.build_model(config, env, "maskable-ppo")
+    chance = float(np.mean(1.0 / data.action_masks.sum(axis=1)))
+    before = accuracy(model.policy, data)
+    history = behaviour_clone(
+        model.policy, data, 150, BCConfig(log_every=50, val_fraction=0), seed=0
+    )
+    after = accuracy(model.policy, data)
+    assert [row["step"] for row in history] == [50, 100, 150]
+    assert history[-1]["chance"] == pytest.approx(chance)
+    assert after > max(chance, before) + 0.1
+    env.close()
+
+
+def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
+    from agents.trajectories import collect_dataset
+
+    path = tmp_path / "expert.npz"
+    collect_dataset(
+        "Sokoban-Push-v0",
+        "generated",
+        "astar",
+        path,
+        format="npz",
+        limit=20,
+        seed=1,
+        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
+        env_kwargs={"dead_plane": True},
+        progress=False,
+    )
+    config = tiny_config(tmp_path, algo="bc", steps=120)
+    config.bc = BCConfig(dataset=str(path), log_every=40, finetune_steps=128)
+    result = train(config)
+    rows = read_csv(result.out / "bc.csv")
+    assert float(rows[-1]["accuracy"]) > float(rows[-1]["chance"])
+    phases = [(r["phase"], r["timesteps"]) for r in read_csv(result.out / "eval.csv")]
+    assert phases[0] == ("bc", "0") and phases[-1] == ("rl", "128")
+    assert (result.out / "bc_model.zip").is_file()
+    _, meta = load_agent(result.model_path)
+    assert meta["algo"] == "maskable-ppo" and meta["trained_with"] == "bc"
+
+
+def test_soko_train__command_line(tmp_path, capsys):
+    out = tmp_path / "cli"
+    argv = ["train", "--levels", GEN, "--steps", "128", "--n-envs", "4", "--n-steps", "32"]
+    argv += ["--batch-size", "64", "--eval-every", "0", "--eval-episodes", "4", "--out", str(out)]
+    argv += ["--channels", "8", "--layers", "2", "--quiet", "--torch-threads", "1"]
+    assert soko_main(argv) == 0
+    assert "held-out: solved" in capsys.readouterr().out
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["ppo"]["batch_size"] == 64 and saved["network"]["channels"] == 8
+
+
+def test_train__missing_sb3_names_the_rl_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)
+    with pytest.raises(ImportError, match=r"soko-gym\[rl\]"):
+        require_rl()
+    with pytest.raises(ImportError, match=r"soko-gym\[rl\]"):
+        train(tiny_config(tmp_path))
+
+
+def test_plot__missing_matplotlib_names_the_plot_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ImportError, match=r"soko-gym\[plot\]"):
+        plot_learning_curve(tmp_path)
