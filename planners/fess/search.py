@@ -177,7 +177,7 @@ class FessPlanner(Planner):
         bipartite: bool = True,
         retrograde: bool = True,
         room_deadlocks: bool = True,
-        corral_deadlocks: bool = False,
+        corral_deadlocks: bool = True,
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         seed: int | None = None,

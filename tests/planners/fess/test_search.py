@@ -1,0 +1,148 @@
+import numpy as np
+import pytest
+
+import planners
+from planners import SearchLimits
+from planners._kernels.fess_moves import (
+    DL_DEAD_SQUARE,
+    DL_FREEZE,
+    DL_RETROGRADE,
+    DL_ROOM,
+)
+from planners.fess.packing_plan import compute_packing_plan
+from planners.fess.search import K_DST, K_SRC, FessPlanner, _FessRun, _Node
+from soko_gym.levels import Level, load_levels, verify
+
+
+def solve(level, **options):
+    return planners.solve(level, "fess", SearchLimits(max_seconds=60), **options)
+
+
+def test_fess_is_registered():
+    assert "fess" in planners.available()
+
+
+@pytest.mark.parametrize("selection", ["microban:1-12", "xsokoban:1", "xsokoban:3"])
+def test_fess_solves_small_and_medium_levels(selection):
+    for level in load_levels(selection):
+        result = solve(level)
+        assert result.solved, (level.title, result.status)
+        check = verify(level, result.lurd)
+        assert check.ok and check.pushes == result.pushes and check.moves == result.moves
+
+
+def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
+    result = solve(load_levels("xsokoban:1")[0])
+    s = result.stats
+    assert s["nodes"] >= 2 and s["cells"] >= 1
+    assert sum(s["advisor_hits"].values()) > 0
+    assert set(s["deadlocks"]) == {
+        "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral",
+    }  # fmt: skip
+    assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
+    assert s["sink_room"] >= 0 and s["plan_complete"]
+
+
+def test_a_fixed_seed_gives_the_same_solution_twice():
+    level = load_levels("microban:5")[0]
+    a = solve(level, seed=7)
+    b = solve(level, seed=7)
+    assert a.solved and a.lurd == b.lurd and a.stats["nodes"] == b.stats["nodes"]
+    assert solve(level).lurd == solve(level).lurd  # no seed: deterministic too
+
+
+def test_an_unsolvable_level_is_proven_unsolvable():
+    # two boxes, two goals, but the lower-right box is in a corner off goal after one push
+    level = Level.from_xsb("#######\n#.    #\n# $ $ #\n#.  @ #\n#  ## #\n# #   #\n#######")
+    astar = planners.solve(level, "astar", SearchLimits(max_seconds=30))
+    result = solve(level)
+    assert result.status == ("solved" if astar.solved else "unsolvable")
+    no_way = Level.from_xsb("#####\n#@$.#\n#####\n#.$ #\n#####")  # second part unreachable
+    assert solve(no_way).status == "unsolvable"
+
+
+def test_limits_stop_the_search():
+    level = load_levels("xsokoban:10")[0]
+    result = planners.solve(level, "fess", SearchLimits(max_nodes=50))
+    assert result.status == "node_limit" and not result.lurd
+
+
+def test_weights_and_advisors_are_options():
+    level = load_levels("microban:3")[0]
+    assert solve(level, advisor_weight=1, move_weight=100).solved
+    assert solve(level, advisors=()).solved  # no advisor: every move weighs the same
+    with pytest.raises(ValueError, match="advisor"):
+        planners.get_planner("fess", advisors=("nonsense",))
+    with pytest.raises(ValueError, match="move_weight"):
+        planners.get_planner("fess", move_weight=-1)
+    with pytest.raises(ValueError, match="both be 0"):
+        planners.get_planner("fess", advisor_weight=0, move_weight=0)
+
+
+def _run(xsb):
+    level = Level.from_xsb(xsb)
+    run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
+    pos = level.board.start_boxes.astype(np.int32).copy()
+    run._load(pos)
+    return level.board, run, pos
+
+
+def test_retrograde_analysis_finds_a_target_walled_in_by_a_packed_box():
+    # the box packed in the corner seals the target beside it
+    board, run, pos = _run("######\n#*.###\n# ####\n#  $ #\n# $@.#\n######")
+    assert run._node_deadlock(pos, board.start_player, board.square(1, 1)) == DL_RETROGRADE
+    board, run, pos = _run("######\n#*   #\n#  $ #\n#@ . #\n######")
+    assert run._node_deadlock(pos, board.start_player, board.square(1, 1)) == -1
+
+
+def test_room_deadlock_positive_and_negative():
+    # the right-hand target is walled off: no box of the room can ever reach it
+    xsb = "#########\n#   #   #\n# $ $ @ #\n#   #   #\n####.#.##\n   #######"
+    board, run, pos = _run(xsb)
+    assert run.rooms.n_rooms == 2
+    assert run._node_deadlock(pos, board.start_player, board.square(2, 2)) == DL_ROOM
+    board, run, pos = _run("######\n#*   #\n#  $ #\n#@ . #\n######")
+    run.cfg.retrograde = False
+    assert run._node_deadlock(pos, board.start_player, board.square(2, 3)) == -1
+
+
+def test_move_generator_rejects_dead_square_and_frozen_moves():
+    # the box may go right (free) or left into the corner (dead square)
+    board, run, pos = _run("#######\n#     #\n# $ @.#\n#######")
+    level_root = _root(run, board, pos)
+    dsts = {int(m[K_DST]) for m in level_root.moves}
+    assert board.square(2, 1) not in dsts and board.square(2, 5) in dsts
+    assert run.kinds[DL_DEAD_SQUARE] > 0
+    # pushed up beside the box at the top wall, the lower box freezes with it off goal
+    board, run, pos = _run("########\n# $  ..#\n#  $   #\n#  @   #\n########")
+    root = _root(run, board, pos)
+    pairs = {(int(m[K_SRC]), int(m[K_DST])) for m in root.moves}
+    assert (board.square(2, 3), board.square(1, 3)) not in pairs
+    assert (board.square(2, 3), board.square(2, 4)) in pairs
+    assert run.kinds[DL_FREEZE] > 0
+
+
+def _root(run, board, pos):
+    features = run._features_of(pos, board.start_player)
+    node = _Node(pos, int(board.start_player), None, None, 0, features)
+    run._load(pos)
+    run._generate(node)
+    return node
+
+
+def test_packing_plan_of_a_goal_room_level_fills_the_deepest_target_first():
+    level = Level.from_xsb(
+        "##########\n#        #\n#  $$$   ####\n#  @      ...#\n#        #####\n##########"
+    )
+    plan = compute_packing_plan(level.board)
+    assert plan.sink_room >= 0 and plan.complete
+    assert plan.describe(level.board) == ["in -> (3, 12)", "in -> (3, 11)", "in -> (3, 10)"]
+    assert plan.basin[level.board.start_boxes].all()
+
+
+def test_packing_plan_without_a_sink_room_orders_the_targets_only():
+    level = load_levels("microban:1")[0]
+    plan = compute_packing_plan(level.board)
+    assert plan.sink_room == -1
+    assert (plan.src == -1).all()
+    assert sorted(plan.dst.tolist()) == sorted(level.board.goals.tolist())
