@@ -43,7 +43,8 @@ M_HOT = 9  # hotspot boxes
 M_MOB = 10  # mobility (pushes the player can make, dead-square pushes left out)
 M_NEW_PUSHES = 11  # pushes from squares the player could not reach before the move
 M_PUSHES = 12  # pushes the move takes
-N_MOVE_COLS = 13
+M_FIRST_DIR = 13  # direction of the move's first push (PI-corral pruning keeps moves by it)
+N_MOVE_COLS = 14
 
 # deadlock kinds counted by the generators (index into the ``kinds`` counter array)
 DL_DEAD_SQUARE = 0
@@ -115,7 +116,8 @@ def push_moves(
         use_bipartite: run the bipartite test on each move's position (int64 0/1).
         stamps: uint32[n_cells + 1]; stack, label, trail, mark: int32[n_cells] (``mark`` all 0);
             dist: uint16[4 * n_cells]; parent, queue: int32[4 * n_cells];
-            seen: uint32[n_cells + 1]; work: int32[4, n_boxes]; hot_out: int32[n_boxes];
+            seen: uint32[n_cells + 1]; work: int32[4, n_boxes]; hot_out: int32[n_boxes] (receives
+            the position's per-box hotspot counts);
             intact: uint8[n_rooms, n_rooms]; before: uint8[n_cells]: scratch.
         moves: int32[cap, N_MOVE_COLS] receives one row per move (cap >= 4 * n_boxes * n_floor).
         kinds: int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to).
@@ -124,6 +126,7 @@ def push_moves(
         Number of moves written.
     """
     n_cells = cells.shape[0]
+    count_hotspots(box_pos, floor_index, hot, hot_out)  # the position's per-box counts
     # squares the player reaches before the move: the explorer advisor's reference
     reach_player(box_at, offsets, player, stamps, stack)
     m0 = stamps[n_cells]
@@ -211,12 +214,43 @@ def push_moves(
                     row[M_ROOMS] = count_broken_room_edges(
                         box_at, offsets, room_id, passage_id, edges, label, stack, intact
                     )
-                    row[M_HOT] = count_hotspots(box_pos, floor_index, hot, hot_out)
+                    row[M_HOT] = _moved_hotspots(box_pos, floor_index, hot, hot_out, b, src, dst)
+                    code = dst * 4 + s
+                    first_dir = 0
+                    for _ in range(dist[code]):
+                        link = parent[code]
+                        first_dir = link & 3
+                        code = link >> 2
+                    row[M_FIRST_DIR] = first_dir
                     n_moves += 1
             box_at[dst] = -1
             box_at[src] = b
             box_pos[b] = src
     return n_moves
+
+
+@njit(cache=True, nogil=True)
+def _moved_hotspots(box_pos, floor_index, hot, counts, b, src, dst):
+    """Hotspot boxes after box ``b`` moved from ``src`` to ``dst`` (``box_pos`` already moved).
+
+    ``counts`` holds the position's per-box counts before the move (``count_hotspots``); only
+    the pairs with the moved box change, so this costs O(n_boxes), not O(n_boxes ** 2).
+    """
+    fs = floor_index[src]
+    fd = floor_index[dst]
+    n_hot = 0
+    own = 0
+    for y in range(box_pos.shape[0]):
+        if y == b:
+            continue
+        fy = floor_index[box_pos[y]]
+        k = counts[y] - hot[fs, fy] + hot[fd, fy]
+        if k > 0:
+            n_hot += 1
+        own += hot[fy, fd]
+    if own > 0:
+        n_hot += 1
+    return n_hot
 
 
 # columns of the backward move table (``pull_moves``)

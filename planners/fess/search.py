@@ -22,7 +22,8 @@ Terms:
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
 matching (in the move generator); on every new node: retrograde analysis, room deadlocks and
-corral deadlocks.
+corral deadlocks. PI-corral pruning (paper, appendix) keeps, in a position with a PI-corral,
+only the macro moves whose first push goes into it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from planners._kernels.fess_moves import (
     M_BOX,
     M_CONN,
     M_DST,
+    M_FIRST_DIR,
     M_HOT,
     M_MOB,
     M_NORM,
@@ -68,7 +70,7 @@ from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board, State
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.corral import CORRAL_DEADLOCK, corral_deadlock_status
+from soko_gym.engine.corral import CORRAL_DEADLOCK, corral_deadlock_status, pi_corral_pushes_of
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.engine.step import box_paths
@@ -120,6 +122,7 @@ class FessStats:
     expanded_moves: int = 0
     transpositions: int = 0
     cells: int = 0
+    pi_corral_nodes: int = 0
     advisor_hits: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ADVISORS})
     deadlocks: dict[str, int] = field(
         default_factory=lambda: {name: 0 for name in DEADLOCK_NAMES.values()}
@@ -137,6 +140,7 @@ class FessStats:
             "expanded_moves": self.expanded_moves,
             "transpositions": self.transpositions,
             "cells": self.cells,
+            "pi_corral_nodes": self.pi_corral_nodes,
             "advisor_hits": dict(self.advisor_hits),
             "deadlocks": dict(self.deadlocks),
             "plan_seconds": round(self.plan_seconds, 4),
@@ -160,6 +164,8 @@ class FessPlanner(Planner):
         retrograde: run retrograde analysis on every new position.
         room_deadlocks: run the room deadlock search on the room a move ends in.
         corral_deadlocks: run the corral deadlock search on every new position.
+        pi_corrals: PI-corral pruning: where a PI-corral exists, keep only the macro moves whose
+            first push goes into it (sound: the search stays complete).
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
@@ -178,6 +184,7 @@ class FessPlanner(Planner):
         retrograde: bool = True,
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
+        pi_corrals: bool = True,
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         seed: int | None = None,
@@ -200,6 +207,7 @@ class FessPlanner(Planner):
         self.retrograde = retrograde
         self.room_deadlocks = room_deadlocks
         self.corral_deadlocks = corral_deadlocks
+        self.pi_corrals = pi_corrals
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.seed = seed
@@ -326,7 +334,7 @@ class _FessRun:
                 if status == ROOM_DEADLOCK:
                     return DL_ROOM
         if cfg.corral_deadlocks:
-            state = State.from_squares(b, box_pos.tolist(), player)
+            state = State(box_pos, self.box_at, player, 0)
             if corral_deadlock_status(b, state) == CORRAL_DEADLOCK:
                 return DL_CORRAL
         return -1
@@ -370,6 +378,16 @@ class _FessRun:
             self.intact, self.before, self.moves_buf, self.kinds,
         )  # fmt: skip
         full = self.moves_buf[:k]
+        if self.cfg.pi_corrals and k:
+            allowed = pi_corral_pushes_of(b, State(node.box_pos, self.box_at, node.player, 0))
+            if allowed is not None:
+                keep = {sq * 4 + d for sq, d in allowed}
+                codes = full[:, M_SRC].astype(np.int64) * 4 + full[:, M_FIRST_DIR]
+                full = full[np.isin(codes, list(keep))]
+                k = full.shape[0]
+                self.stats.pi_corral_nodes += 1
+                if k == 0:
+                    self.kinds[DL_CORRAL] += 1
         wts = np.full(k, self.cfg.move_weight, dtype=np.int64)
         advised: dict[int, list[str]] = {}
         if k and self.cfg.advisors:

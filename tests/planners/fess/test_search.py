@@ -146,3 +146,29 @@ def test_packing_plan_without_a_sink_room_orders_the_targets_only():
     assert plan.sink_room == -1
     assert (plan.src == -1).all()
     assert sorted(plan.dst.tolist()) == sorted(level.board.goals.tolist())
+
+
+@pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:13", "microban:10"])
+def test_move_features_match_the_feature_evaluator_on_the_child(selection):
+    from planners.fess.features import FeatureEvaluator
+    from soko_gym.engine.board import State
+
+    level = load_levels(selection)[0]
+    board, run, pos = level.board, None, None
+    run = _FessRun(FessPlanner(pi_corrals=False), board, SearchLimits(), None)
+    pos = board.start_boxes.astype(np.int32).copy()
+    root = _root(run, board, pos)
+    ev = FeatureEvaluator(board, run.rooms, run.hot)
+    plan = run.plan
+    assert root.moves.shape[0] > 0
+    for m in root.moves:
+        child = pos.copy()
+        child[m[0]] = m[K_DST]
+        state = State.from_squares(board, child.tolist(), int(m[3]))
+        packed = ev.packed(state.box_at, plan.src, plan.dst)
+        assert m[6] == packed
+        assert m[5] == ev.out_of_plan(child, plan.basin, plan.src, plan.dst, packed)
+        assert m[7] == ev.connectivity(state.box_at)
+        assert m[8] == ev.room_connectivity(state.box_at)
+        assert m[9] == ev.hotspots(child)
+        assert m[10] == ev.mobility(state.box_at, child, int(m[3]))[0]
