@@ -172,3 +172,17 @@ def test_move_features_match_the_feature_evaluator_on_the_child(selection):
         assert m[8] == ev.room_connectivity(state.box_at)
         assert m[9] == ev.hotspots(child)
         assert m[10] == ev.mobility(state.box_at, child, int(m[3]))[0]
+
+
+def test_soko_solve_runs_fess_and_can_optimize(tmp_path, capsys):
+    from soko_gym.cli import main
+
+    path = tmp_path / "fess.jsonl"
+    args = ["solve", "microban:4-5", "--planner", "fess", "--optimize", "--jsonl", str(path)]
+    assert main(args) == 0
+    import json
+
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["planner"] for r in rows] == ["fess", "fess"] and all(r["solved"] for r in rows)
+    for row, level in zip(rows, load_levels("microban:4-5"), strict=True):
+        assert verify(level, row["lurd"]).ok
