@@ -12,7 +12,7 @@ import argparse
 def add_agent_parsers(sub: argparse._SubParsersAction, source_help: str) -> None:
     """Add the agents' subcommands to the ``soko`` parser ``sub``."""
     # one line per subcommand module: `from agents.X import add_X_parser; add_X_parser(...)`
-    from agents.trajectories import add_collect_parser
+    from agents.collect_cli import add_collect_parser
 
     add_collect_parser(sub, source_help)
     from agents.train import add_train_parser

@@ -82,7 +82,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def run(args: Args) -> int:
     """Collect, then read the dataset back and replay it; exit code 0 when all is well."""
-    from agents.trajectories import collect_dataset, load_dataset, replay_episode, report
+    from agents.datasets import load_dataset, replay_episode
+    from agents.trajectories import collect_dataset, report
 
     generated = args.levels == "generated"
     result = collect_dataset(

@@ -5,7 +5,8 @@ import pytest
 
 import soko_gym
 from agents import trajectories
-from agents.trajectories import collect_dataset, load_dataset, replay_episode
+from agents.datasets import Unsolved, load_dataset, replay_episode
+from agents.trajectories import collect_dataset
 from soko_gym.cli import main as soko
 
 ENV_IDS = ["Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0"]
@@ -194,4 +195,4 @@ def test_collect__episode_cut_by_the_step_limit_is_listed_as_unsolved(tmp_path):
         progress=False,
     )
     assert [ep.level_index for ep in result.episodes] == [1]
-    assert result.unsolved == [trajectories.Unsolved(0, "1", "truncated after 20 steps")]
+    assert result.unsolved == [Unsolved(0, "1", "truncated after 20 steps")]

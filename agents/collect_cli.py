@@ -1,0 +1,82 @@
+"""``soko collect``: the command line of ``agents.trajectories.collect_dataset``.
+
+Builds the subcommand's parser (``add_collect_parser``, registered by ``agents.cli``) and runs
+it (``run_collect``): exit code 0 when every level was collected, 1 when some are unsolved,
+130 on Ctrl-C (the partial dataset is kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agents.datasets import FORMATS
+
+
+def add_collect_parser(sub: Any, source_help: str) -> None:
+    """Add the ``collect`` subcommand to the ``soko`` argument parser."""
+    p = sub.add_parser("collect", help="expert episodes from a planner, as a Minari or npz dataset")
+    p.add_argument("--env", default="Sokoban-Push-v0", help="env id (default Sokoban-Push-v0)")
+    p.add_argument("--levels", required=True, help=source_help + ', or "generated"')
+    p.add_argument("--planner", default="astar", help="registry name of the planner (astar)")
+    p.add_argument(
+        "--out", required=True, help="Minari dataset id (e.g. sokoban/push-v0) or npz path"
+    )
+    p.add_argument("--format", choices=FORMATS, default="minari", help="dataset format (minari)")
+    p.add_argument("--jobs", type=int, default=1, metavar="K", help="worker processes (1)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="at most N levels")
+    p.add_argument(
+        "--time-limit", type=float, default=10.0, metavar="S", help="planner seconds per level (10)"
+    )
+    p.add_argument(
+        "--max-episode-steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="episode step limit (default: the env's registered limit)",
+    )
+    p.add_argument("--width", type=int, default=None, help="generated levels: columns (10)")
+    p.add_argument("--height", type=int, default=None, help="generated levels: rows (10)")
+    p.add_argument("--boxes", type=int, default=None, help="generated levels: boxes (4)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated levels (0)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run_collect)
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    """Run ``soko collect``; exit code 0 all collected, 1 some unsolved, 130 on Ctrl-C."""
+    from agents.trajectories import _check_positive, collect_dataset, report
+
+    gen = {
+        key: value
+        for key, value in (("width", args.width), ("height", args.height), ("n_boxes", args.boxes))
+        if value is not None
+    }
+    if gen and args.levels != "generated":
+        raise ValueError("--width, --height and --boxes are for --levels generated")
+    env_kwargs = {}
+    if args.max_episode_steps is not None:
+        _check_positive("--max-episode-steps", args.max_episode_steps)
+        env_kwargs["max_episode_steps"] = args.max_episode_steps
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    result = collect_dataset(
+        args.env,
+        args.levels,
+        args.planner,
+        args.out,
+        format=args.format,
+        overwrite=args.overwrite,
+        limit=args.limit,
+        time_limit=args.time_limit,
+        jobs=args.jobs,
+        seed=args.seed,
+        generator_kwargs=gen or None,
+        env_kwargs=env_kwargs,
+        progress=not args.quiet,
+    )
+    report(result)
+    if result.interrupted:
+        return 130
+    return 1 if result.unsolved else 0
