@@ -34,14 +34,16 @@ Outputs in ``--out``:
   solved runs, the same means on the levels every solver solved ("common"), mean seconds
   per run and mean env steps.
 
-Agents: a ``.zip`` saved by stable-baselines3 or sb3-contrib (MaskablePPO, PPO or DQN, found
-from the policy class stored in the zip). The env id and env arguments come from a sidecar
+Agents (loaded by ``agents.models.load_agent``): a ``.zip`` saved by ``soko train``, or by
+stable-baselines3 or sb3-contrib (MaskablePPO, PPO or DQN, named by the sidecar's ``algo`` or
+found from the policy class stored in the zip). The env id and env arguments come from a sidecar
 JSON next to the model (``model.json`` or ``model.zip.json``: ``{"env_id": ..., "env_kwargs":
-{...}}``), from ``--agent-env``, or else from the model's spaces (planes observation
-``(C, H, W)``; ``Discrete(4 H W)`` is the push env, ``Discrete((H W)^2)`` the macro env,
-``Discrete(4|5)`` the move env). Maskable models get the env's action masks. Episodes take the
-policy's most likely action with one episode per level, and sample actions (seeded by
-``--seed``) with more. A level larger than the model's frame gets status "does_not_fit".
+{...}}``; else the metadata ``soko train`` stores in the zip), from ``--agent-env``, or else from
+the model's spaces (planes observation ``(C, H, W)``; ``Discrete(4 H W)`` is the push env,
+``Discrete((H W)^2)`` the macro env, ``Discrete(4|5)`` the move env). Maskable models get the
+env's action masks. Episodes take the policy's most likely action with one episode per level,
+and sample actions (seeded by ``--seed``) with more. A level larger than the model's frame gets
+status "does_not_fit".
 """
 
 from __future__ import annotations
@@ -49,18 +51,17 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
-import json
 import sys
 import time
-import zipfile
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from agents.bench_report import format_summary, plot_solve_rate, require_matplotlib
+from agents.models import LoadedAgent, load_agent
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.packs import split_selection
 
@@ -83,8 +84,6 @@ CSV_COLUMNS = (
 RESULTS_NAME = "results.csv"
 PLOT_NAME = "solve_rate.png"
 ENV_IDS = ("Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0")
-# env kwargs a sidecar may carry that the benchmark sets itself
-_OWN_ENV_KWARGS = {"levels", "level_order", "generator_kwargs", "render_mode", "max_episode_steps"}
 
 
 @dataclass(frozen=True)
@@ -120,132 +119,6 @@ class BenchConfig:
     seed: int = 0
     plot: bool = True
     quiet: bool = False
-
-
-@dataclass
-class LoadedAgent:
-    """A saved SB3 model with the env it plays in.
-
-    Attributes:
-        model: the loaded model (``predict(obs, deterministic=..., [action_masks=...])``).
-        env_id: a soko-gym env id.
-        env_kwargs: env arguments (obs_size, dead_plane ... matching the model's observation).
-        masked: True when ``predict`` takes ``action_masks`` (MaskablePPO).
-    """
-
-    model: Any
-    env_id: str
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    masked: bool = False
-
-
-# -- loading agents -----------------------------------------------------------------------------
-
-
-def _sidecar(path: Path) -> dict[str, Any]:
-    for candidate in (path.with_suffix(".json"), path.with_name(path.name + ".json")):
-        if candidate.is_file():
-            with candidate.open(encoding="utf-8") as f:
-                data = json.load(f)
-            if not isinstance(data, dict):
-                raise ValueError(f"{candidate}: expected a JSON object")
-            return data
-    return {}
-
-
-def _algo_class(path: Path, algo: str | None = None) -> Any:
-    """The SB3 class of a saved model: the sidecar's ``algo``, else from the zip's policy class."""
-    try:
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3 import DQN, PPO
-    except ImportError as err:
-        raise ImportError(
-            'agents need stable-baselines3 and sb3-contrib: pip install "soko-gym[rl]"'
-        ) from err
-    by_name = {"maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN}
-    if algo is not None and algo.lower() in by_name:
-        return by_name[algo.lower()]
-    try:
-        with zipfile.ZipFile(path) as zf:
-            data = json.loads(zf.read("data"))
-        module = str(data.get("policy_class", {}).get("__module__", ""))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a stable-baselines3 model zip ({err})") from None
-    if "maskable" in module:
-        return MaskablePPO
-    if ".dqn." in module:
-        return DQN
-    return PPO
-
-
-def _env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
-    """Env id and kwargs of a planes model, read from its observation and action spaces."""
-    from soko_gym.engine.constants import N_PLANES
-
-    shape = tuple(model.observation_space.shape or ())
-    n = int(getattr(model.action_space, "n", 0))
-    if len(shape) != 3 or shape[0] not in (N_PLANES, N_PLANES + 1):
-        raise ValueError(
-            f"cannot tell the env of a model with observations of shape {shape}; give a sidecar "
-            '<model>.json with {"env_id": ..., "env_kwargs": {...}} or --agent-env'
-        )
-    _, height, width = shape
-    kwargs: dict[str, Any] = {"obs_size": (height, width), "dead_plane": shape[0] > N_PLANES}
-    cells = height * width
-    if n == 4 * cells:
-        return "Sokoban-Push-v0", kwargs
-    if n == cells * cells:
-        return "Sokoban-Macro-v0", kwargs
-    if n in (4, 5):
-        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5}
-    raise ValueError(f"cannot tell the env of a model with Discrete({n}) actions; use --agent-env")
-
-
-def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
-    """Load a saved SB3 model and the env it was trained on.
-
-    Args:
-        path: the model's ``.zip``.
-        env_id: overrides the sidecar's env id (its ``env_kwargs`` are still used).
-
-    Raises:
-        ValueError: a missing or unreadable model, or an env that cannot be determined.
-        ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"agent model {path} not found")
-    meta = _sidecar(path)
-    algo = _algo_class(path, meta.get("algo"))
-    model = algo.load(str(path), device="cpu")
-    kwargs = {
-        k: v for k, v in dict(meta.get("env_kwargs") or {}).items() if k not in _OWN_ENV_KWARGS
-    }
-    chosen = env_id or meta.get("env_id")
-    if chosen is None:
-        chosen, inferred = _env_from_spaces(model)
-        kwargs = {**inferred, **kwargs}
-    else:
-        try:
-            spaces_id, inferred = _env_from_spaces(model)
-        except ValueError:  # e.g. rgb observations: the sidecar's env_kwargs must say enough
-            spaces_id, inferred = None, {}
-        if spaces_id is not None and spaces_id != str(chosen).replace("-Gen", ""):
-            raise ValueError(
-                f"{path}: the model's spaces fit {spaces_id}, not the env {chosen} it was given"
-            )
-        if "obs_size" not in kwargs:
-            kwargs = {**inferred, **kwargs}
-    if isinstance(kwargs.get("obs_size"), list):
-        kwargs["obs_size"] = tuple(kwargs["obs_size"])
-    masked = "action_masks" in _predict_params(model)
-    return LoadedAgent(model, str(chosen), kwargs, masked)
-
-
-def _predict_params(model: Any) -> set[str]:
-    import inspect
-
-    return set(inspect.signature(model.predict).parameters)
 
 
 # -- running ------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from agents.evaluation import EvalResult, evaluate, make_eval_env
+from agents.models import load_model
 from agents.train_config import (
     ALGOS,
     POLICIES,
@@ -173,25 +174,9 @@ def load_agent(path: str | Path) -> tuple[Any, dict[str, Any]]:
 
     Raises:
         ValueError: when the file is missing or carries no soko-gym metadata.
+        ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
     """
-    rl = require_rl()
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"model {path} not found")
-    sidecar = path.with_suffix(".json")
-    meta: dict[str, Any] = {}
-    if sidecar.is_file():
-        with sidecar.open(encoding="utf-8") as f:
-            meta = json.load(f)
-    if not meta:
-        import zipfile
-
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("data")).get("soko_meta") or {}
-    if meta.get("algo") not in rl.classes:
-        raise ValueError(f"{path} has no soko-gym metadata (sidecar {sidecar.name} or in the zip)")
-    model = rl.classes[meta["algo"]].load(str(path), device="cpu")
-    return model, meta
+    return load_model(path, require_meta=True)
 
 
 # -- a run --------------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
 import csv
-import json
 
 import numpy as np
 import pytest
@@ -13,22 +12,6 @@ from soko_gym.cli import main  # noqa: E402
 from soko_gym.levels import load_levels, verify  # noqa: E402
 
 LEVELS = "microban:1-3"
-
-
-@pytest.fixture(scope="module")
-def tiny_agent(tmp_path_factory):
-    """An untrained MaskablePPO on the push env, saved with its sidecar."""
-    from sb3_contrib import MaskablePPO
-
-    from soko_gym.envs.sb3 import SokobanVecEnv
-
-    folder = tmp_path_factory.mktemp("agent")
-    env = SokobanVecEnv("Sokoban-Push-v0", 1, seed=0, levels=LEVELS)
-    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0)
-    path = folder / "model.zip"
-    model.save(path)
-    (folder / "model.json").write_text(json.dumps({"env_id": "Sokoban-Push-v0"}))
-    return path
 
 
 class ScriptedMover:
@@ -145,24 +128,6 @@ def _solution(level):
     from planners import solve
 
     return solve(level, planner="astar").lurd
-
-
-def test_load_agent__env_from_the_model_spaces_without_sidecar(tiny_agent, tmp_path):
-    bare = tmp_path / "bare.zip"
-    bare.write_bytes(tiny_agent.read_bytes())
-    agent = load_agent(bare)
-    assert agent.env_id == "Sokoban-Push-v0" and agent.masked
-    levels = load_levels(LEVELS)
-    size = (max(lv.height for lv in levels), max(lv.width for lv in levels))
-    assert agent.env_kwargs == {"obs_size": size, "dead_plane": False}
-    assert load_agent(tiny_agent).env_id == "Sokoban-Push-v0"
-
-
-def test_load_agent__not_a_model(tmp_path):
-    bad = tmp_path / "bad.zip"
-    bad.write_text("nope")
-    with pytest.raises(ValueError, match="not a stable-baselines3 model"):
-        load_agent(bad)
 
 
 def test_load_agent__env_that_does_not_fit_the_model_is_an_error(tiny_agent, tmp_path, capsys):

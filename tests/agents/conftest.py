@@ -1,0 +1,20 @@
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def tiny_agent(tmp_path_factory):
+    """An untrained MaskablePPO on the push env of microban:1-3, saved with its sidecar."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from soko_gym.envs.sb3 import SokobanVecEnv
+
+    folder = tmp_path_factory.mktemp("agent")
+    env = SokobanVecEnv("Sokoban-Push-v0", 1, seed=0, levels="microban:1-3")
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0)
+    path = folder / "model.zip"
+    model.save(path)
+    (folder / "model.json").write_text(json.dumps({"env_id": "Sokoban-Push-v0"}))
+    return path
