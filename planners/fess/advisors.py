@@ -75,6 +75,8 @@ class AdvisorContext:
         basin: uint8[n_cells] the sink basin.
         basin_dist: int32[n_cells] walking distance to the basin.
         width: board width, for Manhattan distances.
+        rank: int64[n_moves] each move's place in the feature ordering (0 = best), or None to
+            sort on demand; the search passes it so the advisors share one sort.
     """
 
     features: Features
@@ -84,6 +86,7 @@ class AdvisorContext:
     basin: np.ndarray
     basin_dist: np.ndarray
     width: int
+    rank: np.ndarray | None = None
 
 
 def rank_order(moves: np.ndarray) -> np.ndarray:
@@ -100,37 +103,42 @@ def rank_order(moves: np.ndarray) -> np.ndarray:
     )
 
 
-def best_of(moves: np.ndarray, candidates: np.ndarray) -> int:
-    """The best move among ``candidates`` (bool mask), or -1 when there is none."""
+def best_of(moves: np.ndarray, candidates: np.ndarray, rank: np.ndarray | None = None) -> int:
+    """The best move among ``candidates`` (bool mask), or -1 when there is none.
+
+    ``rank`` (each move's place in the feature ordering) saves sorting the candidates.
+    """
     idx = np.flatnonzero(candidates)
     if idx.size == 0:
         return -1
+    if rank is not None:
+        return int(idx[np.argmin(rank[idx])])
     return int(idx[rank_order(moves[idx])[0]])
 
 
 def packing_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     """The best move that increases the number of packed boxes."""
-    return best_of(moves, moves[:, M_PACKED] > ctx.features.packed)
+    return best_of(moves, moves[:, M_PACKED] > ctx.features.packed, ctx.rank)
 
 
 def connectivity_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     """The best move that lowers connectivity (joins player regions)."""
-    return best_of(moves, moves[:, M_CONN] < ctx.features.conn)
+    return best_of(moves, moves[:, M_CONN] < ctx.features.conn, ctx.rank)
 
 
 def room_connectivity_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     """The best move that restores a broken room-graph edge."""
-    return best_of(moves, moves[:, M_ROOMS] < ctx.features.rooms)
+    return best_of(moves, moves[:, M_ROOMS] < ctx.features.rooms, ctx.rank)
 
 
 def hotspots_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     """The best move that lowers the number of hotspots."""
-    return best_of(moves, moves[:, M_HOT] < ctx.features.hot)
+    return best_of(moves, moves[:, M_HOT] < ctx.features.hot, ctx.rank)
 
 
 def explorer_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     """The best move that gives the player a new square from which a new push is possible."""
-    return best_of(moves, moves[:, M_NEW_PUSHES] > 0)
+    return best_of(moves, moves[:, M_NEW_PUSHES] > 0, ctx.rank)
 
 
 def _manhattan(a: np.ndarray | int, b: np.ndarray | int, width: int) -> np.ndarray:
@@ -145,14 +153,14 @@ def opener_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
         return -1
     hottest = int(np.argmax(ctx.hot_counts))
     keep = moves[:, M_CONN] <= ctx.features.conn
-    pick = best_of(moves, keep & (moves[:, M_BOX] == hottest))
+    pick = best_of(moves, keep & (moves[:, M_BOX] == hottest), ctx.rank)
     if pick >= 0:
         return pick
     sq = int(ctx.box_pos[hottest])
     w = ctx.width
     near = _manhattan(moves[:, M_SRC], sq, w) <= NEARBY
     away = _manhattan(moves[:, M_DST], sq, w) > _manhattan(moves[:, M_SRC], sq, w)
-    return best_of(moves, keep & near & away & (moves[:, M_BOX] != hottest))
+    return best_of(moves, keep & near & away & (moves[:, M_BOX] != hottest), ctx.rank)
 
 
 def out_of_plan_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
@@ -162,12 +170,12 @@ def out_of_plan_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
         return -1
     target = int(oop[np.argmin(ctx.basin_dist[ctx.box_pos[oop]])])
     keep = (moves[:, M_CONN] <= ctx.features.conn) & (ctx.basin[moves[:, M_DST]] != 0)
-    pick = best_of(moves, keep & (moves[:, M_BOX] == target))
+    pick = best_of(moves, keep & (moves[:, M_BOX] == target), ctx.rank)
     if pick >= 0:
         return pick
     sq = int(ctx.box_pos[target])
     near = _manhattan(moves[:, M_SRC], sq, ctx.width) <= NEARBY
-    return best_of(moves, keep & near & (moves[:, M_BOX] != target))
+    return best_of(moves, keep & near & (moves[:, M_BOX] != target), ctx.rank)
 
 
 Advisor = Callable[[np.ndarray, AdvisorContext], int]

@@ -70,7 +70,7 @@ from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board, State
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.corral import CORRAL_DEADLOCK, corral_deadlock_status, pi_corral_pushes_of
+from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.engine.step import box_paths
@@ -277,6 +277,7 @@ class _FessRun:
         self.room_pushes = np.zeros(40, dtype=SQUARE_DTYPE)
         self.room_used = np.zeros(budget, dtype=np.int64)
         self.goal = (board.cells & GOAL) != 0
+        self.corrals = CorralAnalysis(board)
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}
         self.active: list[tuple] = []
@@ -334,8 +335,8 @@ class _FessRun:
                 if status == ROOM_DEADLOCK:
                     return DL_ROOM
         if cfg.corral_deadlocks:
-            state = State(box_pos, self.box_at, player, 0)
-            if corral_deadlock_status(b, state) == CORRAL_DEADLOCK:
+            self.corrals.label(State(box_pos, self.box_at, player, 0))
+            if self.corrals.deadlock_status() == CORRAL_DEADLOCK:
                 return DL_CORRAL
         return -1
 
@@ -379,7 +380,10 @@ class _FessRun:
         )  # fmt: skip
         full = self.moves_buf[:k]
         if self.cfg.pi_corrals and k:
-            allowed = pi_corral_pushes_of(b, State(node.box_pos, self.box_at, node.player, 0))
+            last = self.corrals.state  # labelled already when the node-level test ran
+            if last is None or last.box_pos is not node.box_pos or last.player != node.player:
+                self.corrals.label(State(node.box_pos, self.box_at, node.player, 0))
+            allowed = self.corrals.pi_corral_pushes()
             if allowed is not None:
                 keep = {sq * 4 + d for sq, d in allowed}
                 codes = full[:, M_SRC].astype(np.int64) * 4 + full[:, M_FIRST_DIR]
@@ -389,6 +393,12 @@ class _FessRun:
                 if k == 0:
                     self.kinds[DL_CORRAL] += 1
         wts = np.full(k, self.cfg.move_weight, dtype=np.int64)
+        keys = tuple(reversed(_rank_columns(full)))
+        if self.rng is not None:  # a seeded random order among moves that tie on every feature
+            keys = (self.rng.permutation(k), *keys)
+        by_rank = np.lexsort(keys) if k else np.zeros(0, dtype=np.int64)
+        rank = np.empty(k, dtype=np.int64)
+        rank[by_rank] = np.arange(k)
         advised: dict[int, list[str]] = {}
         if k and self.cfg.advisors:
             ctx = AdvisorContext(
@@ -399,17 +409,14 @@ class _FessRun:
                 basin=p.basin,
                 basin_dist=self.basin_dist,
                 width=b.width,
+                rank=rank,
             )
             for name in self.cfg.advisors:
                 i = ADVISORS[name](full, ctx)
                 if i >= 0:
                     wts[i] = self.cfg.advisor_weight
                     advised.setdefault(i, []).append(name)
-        if self.rng is not None and k:
-            perm = self.rng.permutation(k)
-            order = perm[np.lexsort((*reversed(_rank_columns(full[perm])), wts[perm]))]
-        else:
-            order = np.lexsort((*reversed(_rank_columns(full)), wts))
+        order = by_rank[np.argsort(wts[by_rank], kind="stable")]
         node.moves = full[:, _KEEP].astype(np.int16)
         node.wts = wts
         node.advised = advised

@@ -481,23 +481,89 @@ def new_corral_scratch(
     )
 
 
-def _corrals_of(board, state, scratch: CorralScratch) -> tuple[int, np.ndarray]:
-    """Reach and label the corrals of ``state``; returns (n_corrals, the stamp buffer)."""
-    stamps = new_stamps(board.cells)
-    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-    reach_player(state.box_at, board.offsets, int(state.player), stamps, stack)
-    n_corrals = label_corrals(
-        board.cells,
-        state.box_at,
-        state.box_pos,
-        board.offsets,
-        stamps,
-        scratch.cstamp,
-        scratch.region,
-        scratch.barrier,
-        scratch.info,
-    )
-    return int(n_corrals), stamps
+class CorralAnalysis:
+    """Corral tests of positions of one board, with scratch kept between positions.
+
+    ``label(state)`` finds the corrals of a position once; ``pi_corral_pushes()`` and
+    ``deadlock_status()`` then answer for that position. Not thread-safe.
+
+    Args:
+        board: a ``soko_gym.engine.Board``.
+        budget: most positions each bounded corral search stores.
+        max_boxes: largest corral (barrier and interior boxes) searched.
+    """
+
+    def __init__(self, board, budget: int = 256, max_boxes: int = 12) -> None:
+        self.board = board
+        self.budget = budget
+        self.scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
+        self.stamps = new_stamps(board.cells)
+        self.stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+        self.seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
+        self.trail = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+        self.pushes = np.zeros(4 * max(1, board.n_boxes), dtype=SQUARE_DTYPE)
+        self.state = None
+        self.n_corrals = 0
+
+    def label(self, state) -> int:
+        """Find the corrals of ``state`` (a ``State``; kept by reference); returns their count."""
+        b = self.board
+        sc = self.scratch
+        reach_player(state.box_at, b.offsets, int(state.player), self.stamps, self.stack)
+        self.state = state
+        self.n_corrals = int(
+            label_corrals(
+                b.cells, state.box_at, state.box_pos, b.offsets, self.stamps, sc.cstamp,
+                sc.region, sc.barrier, sc.info,
+            )
+        )  # fmt: skip
+        return self.n_corrals
+
+    def pi_corral_pushes(self) -> list[tuple[int, int]] | None:
+        """Pushes kept by PI-corral pruning in the labelled position (``pi_corral_pushes_of``).
+
+        Re-reaches the player (``deadlock_status`` overwrites the fill), so call order is free.
+        """
+        b = self.board
+        st = self.state
+        sc = self.scratch
+        reach_player(st.box_at, b.offsets, int(st.player), self.stamps, self.stack)
+        best, _ = best_pi_corral(
+            b.dead, st.box_at, b.offsets, self.stamps, sc.cstamp, sc.barrier, sc.info,
+            self.n_corrals,
+        )  # fmt: skip
+        if best < 0:
+            return None
+        k = legal_pushes(b.cells, st.box_at, st.box_pos, b.offsets, self.stamps, self.pushes)
+        kept = keep_pushes_into(
+            st.box_pos, b.offsets, sc.cstamp, int(sc.info[best, INFO_MARK]), self.pushes, k
+        )
+        return [
+            (int(st.box_pos[c >> 2]), int(c & 3))
+            for c in self.pushes[:kept]
+            if not b.dead[st.box_pos[c >> 2] + b.offsets[c & 3]]
+        ]
+
+    def deadlock_status(self) -> int:
+        """The corral deadlock test on the labelled position (see ``corral_deadlock_status``)."""
+        b = self.board
+        st = self.state
+        sc = self.scratch
+        result = CORRAL_OPEN
+        for k in range(self.n_corrals):
+            if sc.info[k, INFO_NEEDS_PUSH] == 0:
+                continue
+            status = corral_deadlock(
+                b.cells, b.dead, b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier,
+                sc.info, k, int(st.player), self.budget, sc.sub_box_at, sc.sub_nodes,
+                sc.sub_hash, sc.sub_player, sc.sub_pos, sc.sub_pushes, self.stamps,
+                self.stack, self.seen, self.trail,
+            )  # fmt: skip
+            if status == CORRAL_DEADLOCK:
+                return CORRAL_DEADLOCK
+            if status == CORRAL_UNKNOWN:
+                result = CORRAL_UNKNOWN
+        return result
 
 
 def pi_corral_pushes_of(board, state) -> list[tuple[int, int]] | None:
@@ -511,35 +577,9 @@ def pi_corral_pushes_of(board, state) -> list[tuple[int, int]] | None:
         (box square, direction) of each push into the PI-corral with the fewest of them (an
         empty list: the position is a deadlock), or None when no corral is a PI-corral.
     """
-    scratch = new_corral_scratch(board.n_cells, board.n_boxes)
-    n_corrals, stamps = _corrals_of(board, state, scratch)
-    best, _ = best_pi_corral(
-        board.dead,
-        state.box_at,
-        board.offsets,
-        stamps,
-        scratch.cstamp,
-        scratch.barrier,
-        scratch.info,
-        n_corrals,
-    )
-    if best < 0:
-        return None
-    pushes = np.zeros(4 * board.n_boxes, dtype=SQUARE_DTYPE)
-    k = legal_pushes(board.cells, state.box_at, state.box_pos, board.offsets, stamps, pushes)
-    kept = keep_pushes_into(
-        state.box_pos,
-        board.offsets,
-        scratch.cstamp,
-        int(scratch.info[best, INFO_MARK]),
-        pushes,
-        k,
-    )
-    return [
-        (int(state.box_pos[c >> 2]), int(c & 3))
-        for c in pushes[:kept]
-        if not board.dead[state.box_pos[c >> 2] + board.offsets[c & 3]]
-    ]
+    analysis = CorralAnalysis(board)
+    analysis.label(state)
+    return analysis.pi_corral_pushes()
 
 
 def corral_deadlock_status(board, state, budget: int = 256, max_boxes: int = 12) -> int:
@@ -555,43 +595,9 @@ def corral_deadlock_status(board, state, budget: int = 256, max_boxes: int = 12)
         CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
         search was cut short, else CORRAL_OPEN.
     """
-    scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
-    n_corrals, stamps = _corrals_of(board, state, scratch)
-    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-    seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    trail = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-    result = CORRAL_OPEN
-    for k in range(n_corrals):
-        if scratch.info[k, INFO_NEEDS_PUSH] == 0:
-            continue
-        status = corral_deadlock(
-            board.cells,
-            board.dead,
-            board.offsets,
-            board.zobrist,
-            state.box_at,
-            scratch.region,
-            scratch.barrier,
-            scratch.info,
-            k,
-            int(state.player),
-            budget,
-            scratch.sub_box_at,
-            scratch.sub_nodes,
-            scratch.sub_hash,
-            scratch.sub_player,
-            scratch.sub_pos,
-            scratch.sub_pushes,
-            stamps,
-            stack,
-            seen,
-            trail,
-        )
-        if status == CORRAL_DEADLOCK:
-            return CORRAL_DEADLOCK
-        if status == CORRAL_UNKNOWN:
-            result = CORRAL_UNKNOWN
-    return result
+    analysis = CorralAnalysis(board, budget, max_boxes)
+    analysis.label(state)
+    return analysis.deadlock_status()
 
 
 # A corral that is both a PI-corral and a deadlock: every corral kernel runs on it.
@@ -614,18 +620,12 @@ def warmup_corral() -> None:
     state = board.initial_state()
     corral_deadlock_status(board, state, budget=4)
     pi_corral_pushes_of(board, state)
-    scratch = new_corral_scratch(board.n_cells, board.n_boxes)
-    n_corrals, stamps = _corrals_of(board, state, scratch)
-    if n_corrals:
+    analysis = CorralAnalysis(board)
+    if analysis.label(state):
+        sc = analysis.scratch
         pi_corral_pushes(
-            board.dead,
-            state.box_at,
-            board.offsets,
-            stamps,
-            scratch.cstamp,
-            scratch.barrier,
-            scratch.info,
-            0,
-        )
+            board.dead, state.box_at, board.offsets, analysis.stamps, sc.cstamp, sc.barrier,
+            sc.info, 0,
+        )  # fmt: skip
     line_of, lines = wall_lines(board.cells, board.offsets)
     is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))
