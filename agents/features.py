@@ -38,6 +38,8 @@ from gymnasium import spaces
 from soko_gym.engine.constants import PLANE_WALL
 
 POOLINGS = ("flatten", "mean-max")
+VALUE_HEADS = ("conv", "pool")
+VALUE_MAPS = 8  # maps the "conv" value head keeps per square
 MIN_SIDE = 3  # the observation frame's smallest side
 
 
@@ -143,8 +145,7 @@ class SquareHeads(nn.Module):
     """Policy and value heads on BoardCNN's flattened map (SB3's ``mlp_extractor`` slot).
 
     ``forward_actor`` gives the push logits themselves, float[batch, 4 * H * W] in the Push
-    env's order (``square * 4 + direction``); ``forward_critic`` gives a value latent from the
-    map's mean and max over the board.
+    env's order (``square * 4 + direction``); ``forward_critic`` gives a value latent.
 
     Args:
         channels: feature maps of the extractor's last convolution.
@@ -152,15 +153,33 @@ class SquareHeads(nn.Module):
         width: board columns.
         n_dirs: logits per square (4 push directions).
         value_hidden: width of the value latent.
+        value_head: ``"conv"``: a 1x1 convolution to ``VALUE_MAPS`` maps, flattened, then a
+            linear layer (sees where things are: which box is near which goal);
+            ``"pool"``: mean and max of each map over the board, then a linear layer (any
+            board size, fewer weights).
     """
 
     def __init__(
-        self, channels: int, height: int, width: int, n_dirs: int = 4, value_hidden: int = 64
+        self,
+        channels: int,
+        height: int,
+        width: int,
+        n_dirs: int = 4,
+        value_hidden: int = 64,
+        value_head: str = "conv",
     ) -> None:
         super().__init__()
+        if value_head not in VALUE_HEADS:
+            raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
         self.shape = (channels, height, width)
         self.logits = nn.Conv2d(channels, n_dirs, 1)
-        self.value = nn.Sequential(nn.Linear(2 * channels, value_hidden), nn.ReLU())
+        self.value_head = value_head
+        if value_head == "conv":
+            self.value_maps = nn.Conv2d(channels, VALUE_MAPS, 1)
+            n_in = VALUE_MAPS * height * width
+        else:
+            n_in = 2 * channels
+        self.value = nn.Sequential(nn.Linear(n_in, value_hidden), nn.ReLU())
         self.latent_dim_pi = n_dirs * height * width
         self.latent_dim_vf = value_hidden
 
@@ -174,20 +193,25 @@ class SquareHeads(nn.Module):
         return x.permute(0, 2, 3, 1).flatten(1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
-        """Value latent float[batch, value_hidden] from the pooled map."""
+        """Value latent float[batch, value_hidden]."""
         x = features.view(-1, *self.shape)
+        if self.value_head == "conv":
+            return self.value(F.relu(self.value_maps(x)).flatten(1))
         return self.value(torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3))], dim=1))
 
 
 class _SquareHeadsMixin:
     """Builds ``SquareHeads`` in place of SB3's MLP extractor and action layer."""
 
-    def __init__(self, *args: Any, value_hidden: int = 64, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, value_hidden: int = 64, value_head: str = "pool", **kwargs: Any
+    ) -> None:
         fe_kwargs = dict(kwargs.pop("features_extractor_kwargs", None) or {})
         fe_kwargs.update(pooling="flatten", features_dim=0)  # the heads need the whole map
         kwargs["features_extractor_kwargs"] = fe_kwargs
         kwargs.setdefault("features_extractor_class", BoardCNN)
         self.value_hidden = value_hidden
+        self.value_head = value_head
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -202,7 +226,9 @@ class _SquareHeadsMixin:
                 f"{self.action_space} on a {height}x{width} board"
             )
         channels = extractor.convs[-1].out_channels
-        self.mlp_extractor = SquareHeads(channels, height, width, n_dirs, self.value_hidden)
+        self.mlp_extractor = SquareHeads(
+            channels, height, width, n_dirs, self.value_hidden, self.value_head
+        )
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -216,13 +242,15 @@ class _SquareHeadsMixin:
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
         data["value_hidden"] = self.value_hidden
+        data["value_head"] = self.value_head
         return data
 
 
 class SquarePolicy(_SquareHeadsMixin, ActorCriticPolicy):
     """PPO policy for the Push env: BoardCNN, per-square push logits, pooled value head.
 
-    Takes ActorCriticPolicy's arguments plus ``value_hidden`` (width of the value latent);
+    Takes ActorCriticPolicy's arguments plus ``value_hidden`` (width of the value latent) and
+    ``value_head`` ("conv" or "pool", see ``SquareHeads``);
     ``features_extractor_kwargs`` go to ``BoardCNN`` (its pooling is always ``"flatten"``
     and its ``features_dim`` 0).
     """

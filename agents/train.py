@@ -139,6 +139,7 @@ def build_model(config: TrainConfig, env: Any, algo: str) -> Any:
         policy_kwargs: dict[str, Any] = {
             "features_extractor_kwargs": fe_kwargs,
             "value_hidden": net.value_hidden,
+            "value_head": net.value_head,
         }
     else:
         policy = "MlpPolicy"
@@ -245,7 +246,8 @@ class _Run:
         if not self.config.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    def on_step(self, model: Any, t: int, total: int) -> None:
+    def on_step(self, model: Any, t: int, total: int) -> bool:
+        """Checkpoint, evaluate or report when due; False when the time budget is spent."""
         if self.next_ckpt is not None and t >= self.next_ckpt:
             self.save(model, self.out / "checkpoints" / f"model_{t}_steps.zip", t)
             self.next_ckpt = (t // self.config.checkpoint_every + 1) * self.config.checkpoint_every
@@ -259,6 +261,10 @@ class _Run:
                 f"[{t}/{total}] {t / max(self.seconds(), 1e-9):.0f} steps/s, training "
                 f"episodes solved {success:.1%}, reward {reward:.2f}, {self.seconds():.0f} s"
             )
+        if self.config.max_seconds and self.seconds() >= self.config.max_seconds:
+            self.log(f"time budget of {self.config.max_seconds:.0f} s spent at {t} steps")
+            return False
+        return True
 
     def save(self, model: Any, path: Path, t: int) -> Path:
         return save_model(model, path, {**self.meta, "timesteps": int(t)})
@@ -298,8 +304,7 @@ def _train_stats(model: Any) -> tuple[float, float]:
 def _run_callback(rl: Any, run: _Run, total: int) -> Any:
     class RunCallback(rl.BaseCallback):
         def _on_step(self) -> bool:
-            run.on_step(self.model, self.num_timesteps, total)
-            return True
+            return run.on_step(self.model, self.num_timesteps, total)
 
     return RunCallback()
 
@@ -526,7 +531,16 @@ def add_train_parser(sub: Any, source_help: str) -> None:
         "--ent-coef", type=float, default=p.ent_coef, help=f"entropy bonus ({p.ent_coef})"
     )
     t.add_argument(
-        "--torch-threads", type=int, default=d.torch_threads, help=f"({d.torch_threads})"
+        "--torch-threads",
+        type=int,
+        default=d.torch_threads,
+        help=f"torch CPU threads ({d.torch_threads}; 1 is fastest on a busy 2-core machine)",
+    )
+    t.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="stop training after this wall time (0: none)",
     )
     t.add_argument("--overwrite", action="store_true", help="reuse an output folder")
     t.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -570,6 +584,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         eval_episodes=args.eval_episodes,
         checkpoint_every=args.checkpoint_every,
         torch_threads=args.torch_threads,
+        max_seconds=args.max_seconds,
         overwrite=args.overwrite,
         quiet=args.quiet,
         env=env,

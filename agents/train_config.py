@@ -63,6 +63,7 @@ class NetworkConfig:
         pooling: "cnn" only: "flatten" or "mean-max".
         net_arch: "cnn" only: hidden layers of the policy and value heads (DQN: Q head).
         value_hidden: "square" only: width of the value head.
+        value_head: "square" only: "conv" (per-square maps, flattened) or "pool" (mean-max).
     """
 
     policy: str = "auto"
@@ -72,6 +73,7 @@ class NetworkConfig:
     pooling: str = "flatten"
     net_arch: list[int] = field(default_factory=list)
     value_hidden: int = 64
+    value_head: str = "pool"
 
 
 @dataclass
@@ -173,7 +175,10 @@ class TrainConfig:
         eval_every: env steps between evaluations (0: only at the end).
         eval_episodes: held-out levels per evaluation (generated: how many to generate).
         checkpoint_every: env steps between checkpoints (0: none).
-        torch_threads: torch CPU threads (0: leave torch's default).
+        torch_threads: torch CPU threads (0: torch's default; 1 is fastest on a busy 2-core
+            machine, where the env, the learner and other processes share the cores).
+        max_seconds: stop RL training after this much wall time (0: no limit); the run
+            then evaluates and saves as at its end.
         overwrite: allow an output folder that already holds a run.
         quiet: no progress lines on stderr.
         env: the env.
@@ -191,7 +196,8 @@ class TrainConfig:
     eval_every: int = 50_000
     eval_episodes: int = 200
     checkpoint_every: int = 100_000
-    torch_threads: int = 2
+    torch_threads: int = 1
+    max_seconds: float = 0.0
     overwrite: bool = False
     quiet: bool = False
     env: EnvConfig = field(default_factory=EnvConfig)
@@ -234,6 +240,8 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
             )
+    if not config.max_seconds >= 0:
+        raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
     parse_levels(config.env.levels)
     if config.env.eval_levels is not None:

@@ -121,3 +121,13 @@ def test_features__missing_torch_names_the_rl_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
     with pytest.raises(ImportError, match=r"soko-gym\[rl\]"):
         import agents.features  # noqa: F401
+
+
+@pytest.mark.parametrize("value_head", ["conv", "pool"])
+def test_square_heads__value_latent_has_the_declared_width(value_head):
+    heads = SquareHeads(channels=4, height=3, width=5, value_hidden=7, value_head=value_head)
+    pi, vf = heads(torch.rand(2, 4 * 3 * 5))
+    assert pi.shape == (2, heads.latent_dim_pi) == (2, 60)
+    assert vf.shape == (2, heads.latent_dim_vf) == (2, 7)
+    with pytest.raises(ValueError, match="value_head"):
+        SquareHeads(channels=4, height=3, width=5, value_head="mlp")

@@ -280,3 +280,11 @@ def test_plot__missing_matplotlib_names_the_plot_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"soko-gym\[plot\]"):
         plot_learning_curve(tmp_path)
+
+
+def test_train__stops_when_the_time_budget_is_spent(tmp_path):
+    config = tiny_config(tmp_path, steps=10**7, max_seconds=1e-6, eval_every=0)
+    config.checkpoint_every = 0
+    result = train(config)
+    assert result.timesteps < 10**4  # one rollout, not ten million steps
+    assert result.final_eval is not None and (result.out / "model.zip").is_file()
