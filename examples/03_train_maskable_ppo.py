@@ -1,0 +1,117 @@
+"""Train MaskablePPO on the Push env with generated levels and evaluate it on held-out ones.
+
+Runs ``agents.train.train`` (the library behind ``soko train``) on soko-gym's numba vector env:
+checkpoints, ``eval.csv`` (solve rate and mean pushes on held-out generated levels),
+``progress.csv``, ``learning_curve.png`` and ``model.zip`` with its sidecar ``model.json``.
+
+    python examples/03_train_maskable_ppo.py                  # 7x7, 2 boxes (benchmarks/RESULTS.md)
+    python examples/03_train_maskable_ppo.py --levels generated:10x10:4 --steps 5000000
+    python examples/03_train_maskable_ppo.py --smoke          # a few hundred steps, for the tests
+
+The same as a command: ``soko train --algo maskable-ppo --levels generated:7x7:2 --steps
+2000000 --max-episode-steps 30 --eval-episodes 500 --out runs/maskable_ppo_7x7``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import sys
+from dataclasses import dataclass
+
+
+@dataclass
+class Args:
+    """Command-line arguments (each field is one ``--option``)."""
+
+    levels: str = "generated:7x7:2"
+    """training levels: generated:WxH:N (W columns, H rows, N boxes) or a pack selection"""
+    eval_levels: str = ""
+    """held-out levels (empty: the training generator with a seed it never uses)"""
+    steps: int = 2_000_000
+    """env steps (pushes) to train for"""
+    n_envs: int = 32
+    """parallel envs in the numba vector env"""
+    max_episode_steps: int = 30
+    """pushes per episode before truncation, in training and evaluation"""
+    eval_episodes: int = 500
+    """held-out levels per evaluation"""
+    eval_every: int = 250_000
+    """env steps between evaluations"""
+    seed: int = 0
+    """seed of the levels, the network and the evaluation levels"""
+    out: str = "runs/maskable_ppo_7x7"
+    """output folder"""
+    overwrite: bool = False
+    """reuse an output folder that holds a run"""
+    smoke: bool = False
+    """tiny run for the tests: 6x6 one-box levels, 256 steps, a small network"""
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The attribute docstrings of a dataclass (the string under each field)."""
+    body = ast.parse(inspect.getsource(cls)).body[0].body
+    docs = {}
+    for node, after in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr):
+            docs[node.target.id] = str(after.value.value)
+    return docs
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """Args from the command line, one ``--option`` per field."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    docs = _field_docs(Args)
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in (bool, "bool"):
+            parser.add_argument(flag, action="store_true", help=docs[f.name])
+        else:
+            kind = {"int": int, "float": float}.get(str(f.type), str)
+            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train, evaluate and report; returns the exit code."""
+    from agents.train import train
+    from agents.train_config import EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+
+    args = parse_args(argv)
+    network, ppo = NetworkConfig(), PPOConfig()
+    if args.smoke:
+        args.levels, args.steps, args.n_envs = "generated:6x6:1", 256, 4
+        args.eval_episodes, args.eval_every, args.max_episode_steps = 8, 128, 12
+        network = NetworkConfig(channels=8, n_layers=2)
+        ppo = PPOConfig(n_steps=32, batch_size=64, n_epochs=2)
+    config = TrainConfig(
+        algo="maskable-ppo",
+        out=args.out,
+        steps=args.steps,
+        seed=args.seed,
+        n_envs=args.n_envs,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        checkpoint_every=args.eval_every,
+        overwrite=args.overwrite or args.smoke,
+        quiet=args.smoke,
+        env=EnvConfig(
+            levels=args.levels,
+            eval_levels=args.eval_levels or None,
+            max_episode_steps=args.max_episode_steps,
+        ),
+        network=network,
+        ppo=ppo,
+    )
+    result = train(config)
+    print(f"model: {result.model_path} ({result.timesteps} steps, {result.seconds:.0f} s)")
+    if result.final_eval is not None:
+        ev = result.final_eval
+        print(f"held-out: solved {ev.solve_rate:.1%} of {ev.n_levels} levels")
+    return 130 if result.interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
