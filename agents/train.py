@@ -13,7 +13,10 @@ adapter (``soko_gym.envs.sb3``) and writes into its output folder:
 - ``bc.csv`` for behaviour cloning: loss and accuracy against gradient steps.
 
 Level sources are a bundled pack, file or selection (``boxoban-unfiltered-train``,
-``microban:1-50``) or ``generated:WxH:N`` (fresh generated levels, W columns, H rows, N boxes).
+``microban:1-50``) or ``generated:WxH:N`` (fresh generated levels, W columns, H rows, N boxes);
+``a+b`` mixes sources (``agents.train_env``). Configs live in ``agents.train_config``, the
+held-out evaluation in ``agents.evaluation``, behaviour cloning in ``agents.bc``, the figure in
+``agents.learning_curve``.
 Held-out evaluation levels from a generated source are generated from a seed the training
 levels never use. The same config and seed give the same run. Needs the ``rl`` extra.
 """
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.evaluation import EvalResult, evaluate, make_eval_env
+from agents.learning_curve import plot_learning_curve
 from agents.models import load_model
 from agents.train_config import (
     ALGOS,
@@ -43,63 +47,24 @@ from agents.train_config import (
     PPOConfig,
     TrainConfig,
     check_config,
-    env_args,
+    default_eval_source,
     env_kwargs_of,
     eval_level_list,
     frame_size,
-    parse_levels,
 )
+from agents.train_env import make_train_env, require_rl
 
-__all__ = ["TrainConfig", "TrainResult", "add_train_parser", "load_agent", "save_model", "train"]
-
-RL_HINT = 'pip install "soko-gym[rl]" (install torch first, e.g. pip install torch)'
-PLOT_HINT = 'matplotlib is needed for the learning curve: pip install "soko-gym[plot]"'
-
-
-# -- envs and models ----------------------------------------------------------------------------
-
-
-def make_train_env(config: TrainConfig, env_kwargs: dict[str, Any]) -> Any:
-    """The SB3 vector env of a run (a ``VecMonitor`` over ``SokobanVecEnv``), seeded."""
-    rl = require_rl()
-    levels, gen = parse_levels(config.env.levels)
-    kwargs = env_args(env_kwargs)
-    if gen is not None:
-        kwargs["generator_kwargs"] = gen
-    if config.env.max_episode_steps is not None:
-        kwargs["max_episode_steps"] = config.env.max_episode_steps
-    venv = rl.SokobanVecEnv(
-        config.env.env_id, config.n_envs, seed=config.seed, levels=levels, **kwargs
-    )
-    return rl.VecMonitor(venv)
-
-
-def require_rl() -> Any:
-    """A namespace of the SB3 pieces used here, or an ImportError naming the ``rl`` extra."""
-    try:
-        import torch
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3 import DQN, PPO
-        from stable_baselines3.common.callbacks import BaseCallback
-        from stable_baselines3.common.logger import configure
-        from stable_baselines3.common.vec_env import VecMonitor
-
-        from soko_gym.envs.sb3 import SokobanVecEnv
-    except ImportError as err:
-        raise ImportError(
-            f"training needs torch, stable-baselines3 and sb3-contrib: {RL_HINT}"
-        ) from err
-    from types import SimpleNamespace
-
-    classes = {"maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN}
-    return SimpleNamespace(
-        torch=torch,
-        classes=classes,
-        BaseCallback=BaseCallback,
-        configure=configure,
-        VecMonitor=VecMonitor,
-        SokobanVecEnv=SokobanVecEnv,
-    )
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "add_train_parser",
+    "load_agent",
+    "make_train_env",
+    "plot_learning_curve",
+    "require_rl",
+    "save_model",
+    "train",
+]
 
 
 # -- models -------------------------------------------------------------------------------------
@@ -334,8 +299,7 @@ def train(config: TrainConfig) -> TrainResult:
 
         data, ds_env = load_bc_data(config.bc.dataset, config.env.env_id, config.ppo.gamma)
         config = replace(config, env=replace(config.env, **ds_env))
-    levels, _ = parse_levels(config.env.levels)
-    eval_spec = config.env.eval_levels or (config.env.levels if levels == "generated" else None)
+    eval_spec = default_eval_source(config.env)
     eval_levels = eval_level_list(eval_spec, config.eval_episodes, config.seed) if eval_spec else []
     obs_size = frame_size(config.env, eval_levels)
     env_kwargs = env_kwargs_of(config.env, obs_size)
@@ -398,73 +362,6 @@ def train(config: TrainConfig) -> TrainResult:
     return TrainResult(out, model_path, final, t, run.seconds(), interrupted)
 
 
-# -- plots --------------------------------------------------------------------------------------
-
-
-def _read_csv(path: Path) -> dict[str, np.ndarray]:
-    if not path.is_file() or path.stat().st_size == 0:
-        return {}
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows:
-        return {}
-
-    def column(key: str) -> np.ndarray:
-        return np.array([float(r[key]) if r.get(key) not in (None, "") else np.nan for r in rows])
-
-    return {k: column(k) for k in rows[0] if k != "phase"}
-
-
-def plot_learning_curve(out: str | Path) -> Path:
-    """Draw ``learning_curve.png`` in a run folder from its CSV logs; returns its path.
-
-    Raises:
-        ImportError: naming the ``plot`` extra when matplotlib is missing.
-    """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:
-        raise ImportError(PLOT_HINT) from err
-    out = Path(out)
-    ev = _read_csv(out / "eval.csv")
-    prog = _read_csv(out / "progress.csv")
-    bc = _read_csv(out / "bc.csv")
-    panels = 3 if bc else 2
-    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 3.8))
-    ax = axes[0]
-    if ev:
-        ax.plot(ev["timesteps"], ev["solve_rate"], "o-", label="held-out levels (greedy)")
-    if prog and "rollout/success_rate" in prog:
-        ax.plot(
-            prog["time/total_timesteps"], prog["rollout/success_rate"], label="training episodes"
-        )
-    ax.set(xlabel="env steps", ylabel="solve rate", ylim=(-0.02, 1.02), title="Levels solved")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
-    ax = axes[1]
-    if prog and "rollout/ep_rew_mean" in prog:
-        ax.plot(prog["time/total_timesteps"], prog["rollout/ep_rew_mean"])
-    ax.set(xlabel="env steps", ylabel="mean episode reward", title="Training reward")
-    ax.grid(alpha=0.3)
-    if bc:
-        ax = axes[2]
-        ax.plot(bc["step"], bc["accuracy"], label="training batch")
-        if "val_accuracy" in bc:
-            ax.plot(bc["step"], bc["val_accuracy"], label="held-out episodes")
-        ax.plot(bc["step"], bc["chance"], "--", label="chance (uniform legal)")
-        ax.set(xlabel="gradient steps", ylabel="accuracy", ylim=(0, 1), title="Behaviour cloning")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "learning_curve.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
 # -- soko train ---------------------------------------------------------------------------------
 
 
@@ -520,7 +417,16 @@ def add_train_parser(sub: Any, source_help: str) -> None:
     t.add_argument("--policy", choices=POLICIES, default=n.policy, help=f"network ({n.policy})")
     t.add_argument("--channels", type=int, default=0, help="conv channels (0: by board size)")
     t.add_argument("--layers", type=int, default=0, help="3x3 conv layers (0: by board size)")
-    t.add_argument("--lr", type=float, default=None, help="learning rate")
+    t.add_argument(
+        "--value-head",
+        choices=("conv", "pool"),
+        default=n.value_head,
+        help=f"square policy's value head ({n.value_head})",
+    )
+    t.add_argument("--lr", type=float, default=None, help="RL learning rate")
+    t.add_argument(
+        "--bc-lr", type=float, default=None, help=f"bc learning rate ({BCConfig().learning_rate})"
+    )
     t.add_argument(
         "--n-steps", type=int, default=p.n_steps, help=f"PPO rollout steps per env ({p.n_steps})"
     )
@@ -560,14 +466,21 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         dead_plane=not args.no_dead_plane,
         deadlock_termination=not args.no_deadlock_termination,
     )
-    network = NetworkConfig(policy=args.policy, channels=args.channels, n_layers=args.layers)
+    network = NetworkConfig(
+        policy=args.policy,
+        channels=args.channels,
+        n_layers=args.layers,
+        value_head=args.value_head,
+    )
     ppo = PPOConfig(n_steps=args.n_steps, n_epochs=args.n_epochs, ent_coef=args.ent_coef)
     dqn = DQNConfig()
     bc = BCConfig(
         dataset=args.dataset, finetune_steps=args.finetune_steps, finetune_algo=args.finetune_algo
     )
+    if args.bc_lr is not None:
+        bc.learning_rate = args.bc_lr
     for part in (ppo, dqn, bc):
-        if args.lr is not None:
+        if args.lr is not None and part is not bc:
             part.learning_rate = args.lr
         if args.batch_size is not None:
             part.batch_size = args.batch_size

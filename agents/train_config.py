@@ -28,9 +28,10 @@ class EnvConfig:
 
     Attributes:
         env_id: a soko-gym id ("Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0").
-        levels: training levels: a pack, file or selection, or ``generated:WxH:N``.
-        eval_levels: held-out levels; None: the same generator (other seed) for generated
-            levels, no evaluation for fixed ones.
+        levels: training levels: a pack, file or selection, or ``generated:WxH:N``; several
+            joined by ``+`` are mixed (the envs split between them).
+        eval_levels: held-out levels; None: the (first) training generator with another
+            seed, no evaluation when training on fixed levels only.
         obs_size: observation frame (rows, cols); None: the largest level of both sources.
         max_episode_steps: episode step limit in training (None: the id's registered limit).
         eval_max_steps: step limit in evaluation (None: ``max_episode_steps``).
@@ -243,12 +244,23 @@ def check_config(config: TrainConfig) -> None:
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
-    parse_levels(config.env.levels)
+    for source in split_sources(config.env.levels):
+        parse_levels(source)
     if config.env.eval_levels is not None:
         parse_levels(config.env.eval_levels)
 
 
 # -- levels and envs ----------------------------------------------------------------------------
+
+
+def split_sources(spec: str) -> list[str]:
+    """The level sources of a spec: ``"a+b"`` mixes sources a and b (half the envs each)."""
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"a level source must be a non-empty string, got {spec!r}")
+    parts = spec.split("+")
+    if not all(parts):
+        raise ValueError(f"level source {spec!r} has an empty part around '+'")
+    return parts
 
 
 def parse_levels(spec: str) -> tuple[str, dict[str, int] | None]:
@@ -293,6 +305,14 @@ def parse_reward(scheme: str) -> Any:
     return RewardScheme(*values)
 
 
+def default_eval_source(config: EnvConfig) -> str | None:
+    """``eval_levels``, else the first generated training source (other seed), else None."""
+    if config.eval_levels is not None:
+        return config.eval_levels
+    generated = [s for s in split_sources(config.levels) if parse_levels(s)[0] == "generated"]
+    return generated[0] if generated else None
+
+
 def eval_level_list(spec: str, n: int, seed: int) -> list[Any]:
     """The held-out levels of an eval source: ``n`` generated from ``seed``, or the first n."""
     from soko_gym.levels import load_levels
@@ -305,16 +325,18 @@ def eval_level_list(spec: str, n: int, seed: int) -> list[Any]:
 
 
 def frame_size(config: EnvConfig, eval_levels: list[Any] | None) -> tuple[int, int]:
-    """The observation frame that fits the training source and the evaluation levels."""
+    """The observation frame that fits the training sources and the evaluation levels."""
     if config.obs_size is not None:
         return (int(config.obs_size[0]), int(config.obs_size[1]))
     from soko_gym.levels import load_levels
 
-    levels, gen = parse_levels(config.levels)
-    if levels == "generated":
-        sizes = [((gen or {}).get("height", 10), (gen or {}).get("width", 10))]
-    else:
-        sizes = [(lv.height, lv.width) for lv in load_levels(levels)]
+    sizes = []
+    for source in split_sources(config.levels):
+        levels, gen = parse_levels(source)
+        if levels == "generated":
+            sizes.append(((gen or {}).get("height", 10), (gen or {}).get("width", 10)))
+        else:
+            sizes += [(lv.height, lv.width) for lv in load_levels(levels)]
     sizes += [(lv.height, lv.width) for lv in eval_levels or ()]
     return (max(h for h, _ in sizes), max(w for _, w in sizes))
 

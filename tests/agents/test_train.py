@@ -1,7 +1,7 @@
 import csv
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -22,6 +22,7 @@ from agents.train_config import (  # noqa: E402
     TrainConfig,
     env_kwargs_of,
     eval_level_list,
+    frame_size,
     parse_levels,
     parse_reward,
 )
@@ -288,3 +289,19 @@ def test_train__stops_when_the_time_budget_is_spent(tmp_path):
     result = train(config)
     assert result.timesteps < 10**4  # one rollout, not ten million steps
     assert result.final_eval is not None and (result.out / "model.zip").is_file()
+
+
+def test_make_train_env__mixes_level_sources(tmp_path):
+    config = tiny_config(tmp_path, n_envs=5)
+    config.env.levels = GEN + "+microban:1-2"
+    obs_size = frame_size(config.env, [])
+    env = train_mod.make_train_env(config, env_kwargs_of(config.env, obs_size))
+    obs = env.reset()
+    assert obs.shape[0] == 5 and env.venv.bounds == [0, 3, 5]
+    masks = env.env_method("action_masks")
+    assert np.array_equal(np.stack(masks), env.venv.action_masks())
+    _, _, dones, infos = env.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+    assert dones.shape == (5,) and len(infos) == 5
+    env.close()
+    result = train(replace(config, steps=128, eval_every=0, checkpoint_every=0))
+    assert result.final_eval.n_levels == 6  # held out from the generated part
