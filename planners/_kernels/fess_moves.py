@@ -426,7 +426,7 @@ def retrograde_deadlock(cells, dead, offsets, goals, box_at, box_pos, seen, trai
         sq = box_pos[b]
         if not (cells[sq] & GOAL):
             continue
-        if _is_frozen(cells, dead, box_at, offsets, sq, seen, trail):
+        if _is_frozen(cells, dead, box_at, offsets, np.int64(sq), seen, trail):
             sub_box_at[sq] = -2  # a wall for good
             n_frozen += 1
     if n_frozen == 0:
