@@ -4,7 +4,7 @@ The expert's action at each observation is the target; illegal actions (from the
 action masks) are removed from the softmax, so the loss only ranks legal actions. The value
 head can learn the discounted returns of the expert episodes at the same time, so that PPO
 fine-tuning starts with a critic that already knows solved positions are worth reaching.
-Datasets come from ``soko collect`` (``agents.trajectories``: npz or Minari) or any arrays
+Datasets come from ``soko collect`` (``agents.datasets``: npz or Minari) or any arrays
 ``(observations, actions, action_masks)`` given as ``BCData``. Needs the ``rl`` extra.
 """
 
@@ -104,21 +104,37 @@ def bc_data_from_episodes(episodes: Sequence[Any], gamma: float = 0.97) -> BCDat
 def load_bc_data(
     dataset: str | Path, env_id: str, gamma: float = 0.97
 ) -> tuple[BCData, dict[str, Any]]:
-    """Expert samples of a ``soko collect`` dataset and the env settings it fixes.
+    """Expert samples of ``soko collect`` datasets and the env settings they fix.
+
+    Args:
+        dataset: an npz path or Minari id, or several joined by commas (their episodes are
+            pooled; they must share the observation frame).
+        env_id: the env the policy is for; every dataset must come from that kind of env.
+        gamma: discount of the returns the value head learns.
 
     Returns:
         (samples, ``{"obs_size": (H, W), "dead_plane": bool}``: the observation the policy
         must be built for).
 
     Raises:
-        ValueError: when the dataset was collected in another kind of env than ``env_id``.
+        ValueError: when a dataset was collected in another kind of env than ``env_id``, or
+            the datasets' observations differ in shape.
     """
-    from agents.trajectories import load_dataset
+    from agents.datasets import load_dataset
 
-    ds = load_dataset(dataset)
-    if ds.env_id.replace("-Gen", "") != env_id.replace("-Gen", ""):
-        raise ValueError(f"dataset {dataset} was collected in {ds.env_id}, not in {env_id}")
-    data = bc_data_from_episodes(ds.episodes, gamma)
+    episodes: list[Any] = []
+    shape = None
+    for name in str(dataset).split(","):
+        ds = load_dataset(name)
+        if ds.env_id.replace("-Gen", "") != env_id.replace("-Gen", ""):
+            raise ValueError(f"dataset {name} was collected in {ds.env_id}, not in {env_id}")
+        if ds.episodes:
+            this = tuple(np.asarray(ds.episodes[0].observations).shape[1:])
+            if shape is not None and this != shape:
+                raise ValueError(f"dataset {name} has observations {this}, the others {shape}")
+            shape = this
+        episodes += ds.episodes
+    data = bc_data_from_episodes(episodes, gamma)
     from soko_gym.engine.constants import N_PLANES
 
     n_planes, height, width = data.observations.shape[1:]

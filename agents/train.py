@@ -119,7 +119,13 @@ def build_model(config: TrainConfig, env: Any, algo: str) -> Any:
     common = {"policy_kwargs": policy_kwargs, "seed": config.seed, "device": "cpu", "verbose": 0}
     if algo == "dqn":
         return rl.classes["dqn"](policy, env, **asdict(config.dqn), **common)
-    return rl.classes[algo](policy, env, **asdict(config.ppo), **common)
+    ppo = asdict(config.ppo)
+    lr_end = ppo.pop("lr_end")
+    if lr_end is not None:
+        from stable_baselines3.common.utils import LinearSchedule
+
+        ppo["learning_rate"] = LinearSchedule(config.ppo.learning_rate, lr_end, 1.0)
+    return rl.classes[algo](policy, env, **ppo, **common)
 
 
 def save_model(model: Any, path: Path, meta: dict[str, Any]) -> Path:
@@ -306,7 +312,14 @@ def train(config: TrainConfig) -> TrainResult:
     algo = config.bc.finetune_algo if config.algo == "bc" else config.algo
     meta = {
         "env_id": config.env.env_id,
-        "env_kwargs": env_kwargs,
+        # what any player of the model passes to the env (a custom reward is not an env
+        # argument in JSON form, so it is recorded beside them)
+        "env_kwargs": {
+            k: v
+            for k, v in env_kwargs.items()
+            if k != "reward_scheme" or v in ("boxoban", "sparse")
+        },
+        "reward_scheme": config.env.reward_scheme,
         "algo": algo,
         "trained_with": config.algo,
         "max_episode_steps": config.env.max_episode_steps,
@@ -425,6 +438,9 @@ def add_train_parser(sub: Any, source_help: str) -> None:
     )
     t.add_argument("--lr", type=float, default=None, help="RL learning rate")
     t.add_argument(
+        "--lr-end", type=float, default=None, help="PPO: fall linearly to this rate (constant)"
+    )
+    t.add_argument(
         "--bc-lr", type=float, default=None, help=f"bc learning rate ({BCConfig().learning_rate})"
     )
     t.add_argument(
@@ -472,7 +488,9 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         n_layers=args.layers,
         value_head=args.value_head,
     )
-    ppo = PPOConfig(n_steps=args.n_steps, n_epochs=args.n_epochs, ent_coef=args.ent_coef)
+    ppo = PPOConfig(
+        n_steps=args.n_steps, n_epochs=args.n_epochs, ent_coef=args.ent_coef, lr_end=args.lr_end
+    )
     dqn = DQNConfig()
     bc = BCConfig(
         dataset=args.dataset, finetune_steps=args.finetune_steps, finetune_algo=args.finetune_algo

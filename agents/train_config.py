@@ -93,6 +93,8 @@ class PPOConfig:
         vf_coef: value loss weight.
         max_grad_norm: gradient clipping.
         target_kl: stop an update's epochs early past this KL (None: never).
+        lr_end: when set, the learning rate falls linearly from ``learning_rate`` to this over
+            the run's ``steps`` (None: constant).
     """
 
     learning_rate: float = 5e-4
@@ -106,6 +108,7 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     target_kl: float | None = None
+    lr_end: float | None = None
 
 
 @dataclass

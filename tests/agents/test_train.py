@@ -11,7 +11,7 @@ pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 
 from agents import train as train_mod  # noqa: E402
-from agents.bc import BCData, accuracy, behaviour_clone  # noqa: E402
+from agents.bc import BCData, accuracy, behaviour_clone, load_bc_data  # noqa: E402
 from agents.evaluation import evaluate, make_eval_env  # noqa: E402
 from agents.train import load_agent, plot_learning_curve, require_rl, train  # noqa: E402
 from agents.train_config import (  # noqa: E402
@@ -230,22 +230,26 @@ def test_behaviour_clone__beats_chance_on_a_tiny_dataset(tmp_path):
     env.close()
 
 
-def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
+def collect_tiny(path, seed=1, limit=20, **env_kwargs):
     from agents.trajectories import collect_dataset
 
-    path = tmp_path / "expert.npz"
     collect_dataset(
         "Sokoban-Push-v0",
         "generated",
         "astar",
         path,
         format="npz",
-        limit=20,
-        seed=1,
+        limit=limit,
+        seed=seed,
         generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
-        env_kwargs={"dead_plane": True},
+        env_kwargs={"dead_plane": True, **env_kwargs},
         progress=False,
     )
+    return path
+
+
+def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
+    path = collect_tiny(tmp_path / "expert.npz")
     config = tiny_config(tmp_path, algo="bc", steps=120)
     config.bc = BCConfig(dataset=str(path), log_every=40, finetune_steps=128)
     result = train(config)
@@ -256,6 +260,20 @@ def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
     assert (result.out / "bc_model.zip").is_file()
     _, meta = load_agent(result.model_path)
     assert meta["algo"] == "maskable-ppo" and meta["trained_with"] == "bc"
+
+
+def test_load_bc_data__pools_datasets_and_fixes_the_frame(tmp_path):
+    a = collect_tiny(tmp_path / "a.npz", seed=1, limit=3)
+    b = collect_tiny(tmp_path / "b.npz", seed=2, limit=4)
+    one, _ = load_bc_data(str(a), "Sokoban-Push-v0")
+    both, env = load_bc_data(f"{a},{b}", "Sokoban-Push-v0")
+    assert env == {"obs_size": (6, 6), "dead_plane": True}
+    assert len(both.actions) > len(one.actions) and set(both.episodes.tolist()) == set(range(7))
+    with pytest.raises(ValueError, match="collected in"):
+        load_bc_data(str(a), "Sokoban-Move-v0")
+    c = collect_tiny(tmp_path / "c.npz", seed=3, limit=2, obs_size=(7, 7))
+    with pytest.raises(ValueError, match="observations"):
+        load_bc_data(f"{a},{c}", "Sokoban-Push-v0")
 
 
 def test_soko_train__command_line(tmp_path, capsys):
@@ -305,3 +323,13 @@ def test_make_train_env__mixes_level_sources(tmp_path):
     env.close()
     result = train(replace(config, steps=128, eval_every=0, checkpoint_every=0))
     assert result.final_eval.n_levels == 6  # held out from the generated part
+
+
+def test_train__lr_end_anneals_the_learning_rate(tmp_path):
+    config = tiny_config(tmp_path, steps=512, eval_every=0, checkpoint_every=0)
+    config.ppo.learning_rate, config.ppo.lr_end = 1e-3, 1e-4
+    result = train(config)
+    rows = read_csv(result.out / "progress.csv")
+    rates = [float(r["train/learning_rate"]) for r in rows if r["train/learning_rate"]]
+    assert len(rates) >= 2 and rates == sorted(rates, reverse=True)
+    assert 1e-3 > rates[0] > rates[-1] >= 1e-4
