@@ -242,6 +242,10 @@ class SokobanVectorEnv(VectorEnv):
             for i in envs.tolist():
                 self._reset_slot[i] = src.load(i, rng)
                 self._level_index[i] = src.n_generated - 1
+            # each env's slot now holds a new level: forget the slot, so the kernel's reset
+            # re-initialises the env's reachability stamps for the new walls (as the single
+            # env does for generated levels)
+            self._state["slot"][envs] = -1
             return
         k = envs.shape[0]
         if level_index is not None:
