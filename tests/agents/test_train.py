@@ -333,3 +333,17 @@ def test_train__lr_end_anneals_the_learning_rate(tmp_path):
     rates = [float(r["train/learning_rate"]) for r in rows if r["train/learning_rate"]]
     assert len(rates) >= 2 and rates == sorted(rates, reverse=True)
     assert 1e-3 > rates[0] > rates[-1] >= 1e-4
+
+
+@pytest.mark.slow
+def test_train__maskable_ppo_learns_small_generated_levels(tmp_path):
+    # a learning check, not a benchmark: one-box 7x7 levels, about a minute on one core
+    config = tiny_config(tmp_path, steps=60_000, n_envs=32, eval_every=0, eval_episodes=200)
+    config.checkpoint_every = 0
+    config.env.levels = "generated:7x7:1"
+    config.env.max_episode_steps = 20
+    config.env.reward_scheme = "-0.01,0.1,-0.1,1"
+    config.network = NetworkConfig(value_head="conv")
+    config.ppo = PPOConfig(learning_rate=2e-3, batch_size=256)
+    result = train(config)
+    assert result.final_eval.solve_rate >= 0.8
