@@ -204,7 +204,7 @@ class _SquareHeadsMixin:
     """Builds ``SquareHeads`` in place of SB3's MLP extractor and action layer."""
 
     def __init__(
-        self, *args: Any, value_hidden: int = 64, value_head: str = "pool", **kwargs: Any
+        self, *args: Any, value_hidden: int = 64, value_head: str = "conv", **kwargs: Any
     ) -> None:
         fe_kwargs = dict(kwargs.pop("features_extractor_kwargs", None) or {})
         fe_kwargs.update(pooling="flatten", features_dim=0)  # the heads need the whole map

@@ -423,7 +423,10 @@ def add_train_parser(sub: Any, source_help: str) -> None:
     t.add_argument("--eval-max-steps", type=int, default=None, help="evaluation step limit")
     t.add_argument("--obs-size", type=int, nargs=2, default=None, metavar=("H", "W"))
     t.add_argument(
-        "--reward", default=e.reward_scheme, help="boxoban, sparse or step,on,off,solved"
+        "--reward",
+        default=e.reward_scheme,
+        help=f"boxoban, sparse or step,on,off,solved (default {e.reward_scheme}: Boxoban's / 10;"
+        " write --reward=-0.1,1,-1,10 when the first number is negative)",
     )
     t.add_argument("--no-dead-plane", action="store_true", help="no dead-square plane")
     t.add_argument("--no-deadlock-termination", action="store_true", help="play on in deadlocks")

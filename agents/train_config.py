@@ -15,6 +15,7 @@ from typing import Any
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc")
 POLICIES = ("auto", "square", "cnn")
+SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
 _GENERATED = re.compile(r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?$")
 
@@ -35,7 +36,9 @@ class EnvConfig:
         obs_size: observation frame (rows, cols); None: the largest level of both sources.
         max_episode_steps: episode step limit in training (None: the id's registered limit).
         eval_max_steps: step limit in evaluation (None: ``max_episode_steps``).
-        reward_scheme: "boxoban", "sparse", or four numbers "step,box_on,box_off,solved".
+        reward_scheme: "boxoban", "sparse", or four numbers "step,box_on,box_off,solved";
+            the default is Boxoban's divided by 10, which keeps the value loss from swamping
+            the network the policy shares (see benchmarks/RESULTS.md).
         dead_plane: add the dead-square plane to the observations.
         deadlock_termination: end an episode when a box is pushed into a simple deadlock.
     """
@@ -46,7 +49,7 @@ class EnvConfig:
     obs_size: tuple[int, int] | None = None
     max_episode_steps: int | None = None
     eval_max_steps: int | None = None
-    reward_scheme: str = "boxoban"
+    reward_scheme: str = SCALED_BOXOBAN
     dead_plane: bool = True
     deadlock_termination: bool = True
 
@@ -74,7 +77,7 @@ class NetworkConfig:
     pooling: str = "flatten"
     net_arch: list[int] = field(default_factory=list)
     value_hidden: int = 64
-    value_head: str = "pool"
+    value_head: str = "conv"
 
 
 @dataclass
@@ -97,9 +100,9 @@ class PPOConfig:
             the run's ``steps`` (None: constant).
     """
 
-    learning_rate: float = 5e-4
+    learning_rate: float = 2e-3
     n_steps: int = 64
-    batch_size: int = 512
+    batch_size: int = 256
     n_epochs: int = 4
     gamma: float = 0.97
     gae_lambda: float = 0.95
