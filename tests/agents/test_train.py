@@ -336,7 +336,9 @@ def test_train__lr_end_anneals_the_learning_rate(tmp_path):
 
 
 @pytest.mark.slow
-def test_train__maskable_ppo_learns_small_generated_levels(tmp_path):
+def test_train__maskable_ppo_learns_small_generated_levels(tmp_path, request):
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("slow (about a minute): run with pytest -m slow")
     # a learning check, not a benchmark: one-box 7x7 levels, about a minute on one core
     config = tiny_config(tmp_path, steps=60_000, n_envs=32, eval_every=0, eval_episodes=200)
     config.checkpoint_every = 0
