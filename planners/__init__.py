@@ -26,7 +26,8 @@ __all__ = [
     "solve",
 ]
 
-_SUPPORT_MODULES = {"base", "limits", "result", "cli", "optimize"}  # modules that define no planner
+# modules that define no planner
+_SUPPORT_MODULES = {"base", "limits", "result", "cli", "optimize", "portfolio"}
 
 
 @functools.cache
@@ -59,7 +60,26 @@ def get_planner(name: str, **options: Any) -> Planner:
 
 
 def solve(
-    level: Any, planner: str = "astar", limits: SearchLimits | None = None, **options: Any
+    level: Any,
+    planner: str = "astar",
+    limits: SearchLimits | None = None,
+    workers: int = 1,
+    **options: Any,
 ) -> SearchResult:
-    """Solve one level (a ``Level`` or XSB text) with the named planner."""
-    return get_planner(planner, **options).solve(level, limits)
+    """Solve one level (a ``Level`` or XSB text) with the named planner.
+
+    ``workers`` > 1 runs the planner's portfolio (``planners.portfolio``): that many differently
+    configured searches in parallel processes, stopped at the first solution; only planners
+    that define one accept it (``fess``).
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    solver = get_planner(planner, **options)
+    if workers == 1:
+        return solver.solve(level, limits)
+    from planners.portfolio import solve_portfolio
+    from soko_gym.levels import Level
+
+    if isinstance(level, str):
+        level = Level.from_xsb(level)
+    return solve_portfolio(level, planner, limits or SearchLimits(), workers, options)

@@ -58,6 +58,19 @@ class Planner(ABC):
                 raise ValueError(f"planner name {cls.name!r} is registered twice")
             REGISTRY[cls.name] = cls
 
+    @classmethod
+    def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
+        """Options of each worker of a ``workers``-process portfolio (``planners.portfolio``).
+
+        Worker 0 always runs ``options`` unchanged; planners that gain from a portfolio override
+        this to give the others differently configured searches.
+
+        Raises:
+            ValueError: the planner has no portfolio (the base class: running the same search
+                twice gains nothing).
+        """
+        raise ValueError(f"planner {cls.name!r} has no portfolio; use workers=1")
+
     @abstractmethod
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         """Search ``level`` within ``limits``; ``deadline`` is a ``time.perf_counter`` value."""

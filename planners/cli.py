@@ -17,7 +17,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-from planners import SearchLimits, available, get_planner
+from planners import SearchLimits, available, get_planner, solve
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.packs import split_selection
 
@@ -55,6 +55,14 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
         metavar="K",
         help="worker processes (default 1: solve in this process)",
     )
+    solve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="W",
+        help="portfolio processes per level (fess: differently configured searches, the first "
+        "solution wins; default 1)",
+    )
     solve.add_argument("--jsonl", metavar="PATH", help="write one JSON object per level to PATH")
     solve.add_argument(
         "--overwrite",
@@ -89,10 +97,14 @@ def _indexed_levels(source: str) -> list[tuple[int, Level]]:
 
 
 def _solve_one(
-    planner: str, limits: SearchLimits, level: Level, optimize_seconds: float | None = None
+    planner: str,
+    limits: SearchLimits,
+    level: Level,
+    optimize_seconds: float | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Solve one level, optimizing the solution if asked; a JSON-ready dict (runs in workers)."""
-    record = get_planner(planner).solve(level, limits).as_dict()
+    record = solve(level, planner, limits, workers=workers).as_dict()
     if optimize_seconds and record["solved"]:
         from planners.optimize import optimize
 
@@ -113,7 +125,11 @@ def _results(
 ) -> Iterator[tuple[int, Level, dict[str, Any]]]:
     if args.jobs <= 1:
         for index, level in items:
-            yield index, level, _solve_one(args.planner, limits, level, _opt_seconds(args))
+            yield (
+                index,
+                level,
+                _solve_one(args.planner, limits, level, _opt_seconds(args), args.workers),
+            )
         return
     ctx = get_context("spawn")  # workers load the numba cache; no fork of a threaded parent
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
@@ -124,7 +140,14 @@ def _results(
                 item = next(todo, None)
                 if item is not None:
                     running[
-                        pool.submit(_solve_one, args.planner, limits, item[1], _opt_seconds(args))
+                        pool.submit(
+                            _solve_one,
+                            args.planner,
+                            limits,
+                            item[1],
+                            _opt_seconds(args),
+                            args.workers,
+                        )
                     ] = item
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -135,7 +158,12 @@ def _results(
                     if item is not None:
                         running[
                             pool.submit(
-                                _solve_one, args.planner, limits, item[1], _opt_seconds(args)
+                                _solve_one,
+                                args.planner,
+                                limits,
+                                item[1],
+                                _opt_seconds(args),
+                                args.workers,
                             )
                         ] = item
         except BaseException:
@@ -159,6 +187,10 @@ def run_solve(args: argparse.Namespace) -> int:
     get_planner(args.planner)  # unknown name: ValueError before any work
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.workers > 1:
+        get_planner(args.planner).portfolio_options(args.workers, {})  # no portfolio: error now
     limits = SearchLimits(args.time_limit, args.node_limit, args.memory_limit)
     items = _indexed_levels(args.source)
     base = split_selection(args.source)[0]

@@ -132,7 +132,8 @@ def push_moves(
     m0 = stamps[n_cells]
     for i in range(floor.shape[0]):
         sq = floor[i]
-        before[sq] = 1 if stamps[sq] == m0 else 0
+        # a box square counts as known: the square a moved box leaves is no new access
+        before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
     n_moves = 0
     n_boxes = box_pos.shape[0]
     for b in range(n_boxes):

@@ -65,6 +65,7 @@ from planners._kernels.fess_moves import (
 from planners.base import Outcome, Planner, Push
 from planners.fess.advisors import ADVISORS, AdvisorContext, Features
 from planners.fess.features import FeatureEvaluator
+from planners.fess.frozen import FrozenBipartite
 from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
@@ -97,14 +98,14 @@ class _Node:
         "advised", "order", "next", "n_open", "dead",
     )  # fmt: skip
 
-    def __init__(self, box_pos, player, parent, move, weight, features):
+    def __init__(self, box_pos, player, parent, move, weight, features, cell):
         self.box_pos = box_pos  # int32[n_boxes]
         self.player = player
         self.parent = parent
         self.move = move  # (box, src, dst, player after) of the macro move that made it
         self.weight = weight
         self.features = features
-        self.cell = features.cell
+        self.cell = cell
         self.moves = None  # int16[k, len(_KEEP)]
         self.wts = None  # int64[k] move weights
         self.advised = None  # per move, the advisors that picked it (dict index -> names)
@@ -160,12 +161,18 @@ class FessPlanner(Planner):
         advisor_weight: weight of a move an advisor picked (paper: 0).
         move_weight: weight of every other move (paper: 1).
         advisors: names of the advisors to consult (default: all of ``ADVISORS``).
-        bipartite: run the bipartite deadlock test on every generated move.
+        bipartite: run the bipartite deadlock test on every generated move (empty-board
+            distances) and on every new position with frozen boxes on targets (those boxes as
+            walls, ``planners.fess.frozen``).
         retrograde: run retrograde analysis on every new position.
         room_deadlocks: run the room deadlock search on the room a move ends in.
         corral_deadlocks: run the corral deadlock search on every new position.
         pi_corrals: PI-corral pruning: where a PI-corral exists, keep only the macro moves whose
             first push goes into it (sound: the search stays complete).
+        room_axis: room connectivity is the fourth axis of the feature space (the paper's
+            choice: it helps levels with long solutions and slows some easy ones); False
+            searches the 3-D space (out of plan, packed, connectivity), room connectivity
+            still ranking moves.
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
@@ -185,6 +192,7 @@ class FessPlanner(Planner):
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
         pi_corrals: bool = True,
+        room_axis: bool = True,
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         seed: int | None = None,
@@ -208,9 +216,24 @@ class FessPlanner(Planner):
         self.room_deadlocks = room_deadlocks
         self.corral_deadlocks = corral_deadlocks
         self.pi_corrals = pi_corrals
+        self.room_axis = room_axis
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.seed = seed
+
+    @classmethod
+    def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
+        """Worker options of a FESS portfolio (``planners.portfolio``).
+
+        Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
+        the paper's alternative) with seeded tie-breaking; further workers alternate the two
+        spaces with other seeds. A worker keeps any of these keys the caller set.
+        """
+        out = [dict(options)]
+        for i in range(1, workers):
+            variant = {"room_axis": i % 2 == 0, "seed": i}
+            out.append({**variant, **options})
+        return out
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         """Run FESS on ``level`` (see ``Planner.search``)."""
@@ -278,6 +301,7 @@ class _FessRun:
         self.room_used = np.zeros(budget, dtype=np.int64)
         self.goal = (board.cells & GOAL) != 0
         self.corrals = CorralAnalysis(board)
+        self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}
         self.active: list[tuple] = []
@@ -317,6 +341,8 @@ class _FessRun:
             self.sub_box_at,
         ):  # fmt: skip
             return DL_RETROGRADE
+        if self.frozen_bipartite is not None and self.frozen_bipartite.is_deadlock(box_pos):
+            return DL_BIPARTITE
         if cfg.room_deadlocks and self.rooms.n_rooms:
             room = int(self.rooms.room_id[dst])
             if room < 0:  # a corridor square next to a room belongs to that room's area
@@ -355,6 +381,10 @@ class _FessRun:
             hot=f.hotspots(box_pos),
             mob=f.mobility(self.box_at, box_pos, player)[0],
         )
+
+    def _cell(self, f: Features) -> tuple[int, int, int, int]:
+        """The feature-space cell of a position (sorts best first)."""
+        return (f.oop, -f.packed, f.conn, f.rooms if self.cfg.room_axis else 0)
 
     def _oop_mask(self, box_pos: np.ndarray, packed: int) -> np.ndarray:
         p = self.plan
@@ -465,7 +495,9 @@ class _FessRun:
             return self._finish("solved", t0, [])
         _, norm = reach_player(self.box_at, b.offsets, int(b.start_player), self.stamps, self.stack)
         root_features = self._features_of(box_pos, int(b.start_player))
-        root = _Node(box_pos, int(b.start_player), None, None, 0, root_features)
+        root = _Node(
+            box_pos, int(b.start_player), None, None, 0, root_features, self._cell(root_features)
+        )
         self.table[self._key(box_pos, norm)] = root
         self.stats.nodes = 1
         self._load(box_pos)
@@ -532,7 +564,7 @@ class _FessRun:
             rooms=int(row[K_ROOMS]), hot=int(row[K_HOT]), mob=int(row[K_MOB]),
         )  # fmt: skip
         child = _Node(child_pos, player, node, (box, int(row[K_SRC]), dst, player),
-                      node.weight + int(node.wts[j]), features)  # fmt: skip
+                      node.weight + int(node.wts[j]), features, self._cell(features))  # fmt: skip
         if child.cell > node.cell:  # worse than its parent: its best ancestor's cell
             child.cell = node.cell
         self.table[key] = child

@@ -124,7 +124,7 @@ def test_move_generator_rejects_dead_square_and_frozen_moves():
 
 def _root(run, board, pos):
     features = run._features_of(pos, board.start_player)
-    node = _Node(pos, int(board.start_player), None, None, 0, features)
+    node = _Node(pos, int(board.start_player), None, None, 0, features, run._cell(features))
     run._load(pos)
     run._generate(node)
     return node
