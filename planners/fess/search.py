@@ -62,8 +62,9 @@ from planners._kernels.fess_moves import (
     retrograde_deadlock,
     room_deadlock,
 )
+from planners._kernels.fess_order import OrderNode, OrderTables, order_moves
 from planners.base import Outcome, Planner, Push
-from planners.fess.advisors import ADVISORS, AdvisorContext, Features
+from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
 from planners.fess.frozen import FrozenBipartite
 from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
@@ -108,7 +109,7 @@ class _Node:
         self.cell = cell
         self.moves = None  # int16[k, len(_KEEP)]
         self.wts = None  # int64[k] move weights
-        self.advised = None  # per move, the advisors that picked it (dict index -> names)
+        self.advised = None  # per picked move, the bits of the advisors that picked it
         self.order = None  # move indices, best first
         self.next = 0
         self.n_open = 0  # moves not expanded plus children not known dead
@@ -289,6 +290,17 @@ class _FessRun:
         self.intact = np.zeros((self.rooms.n_rooms, self.rooms.n_rooms), dtype=np.uint8)
         self.before = np.zeros(n, dtype=np.uint8)
         self.moves_buf = np.zeros((max(1, 4 * nb * nf), N_MOVE_COLS), dtype=np.int32)
+        self._no_tiebreak = np.zeros(self.moves_buf.shape[0], dtype=np.int64)
+        enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
+        self.order_tables = OrderTables(
+            self.plan.basin,
+            self.basin_dist.astype(np.int32),
+            self.plan.src,
+            self.plan.dst,
+            np.array([cfg.advisor_weight, cfg.move_weight, enabled], dtype=np.int64),
+            np.array([board.width], dtype=np.int64),
+            np.zeros(n, dtype=np.int32),
+        )
         self.kinds = np.zeros(N_DEADLOCK_KINDS, dtype=np.int64)
         self.sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._room_areas = self._build_room_areas()
@@ -386,14 +398,6 @@ class _FessRun:
         """The feature-space cell of a position (sorts best first)."""
         return (f.oop, -f.packed, f.conn, f.rooms if self.cfg.room_axis else 0)
 
-    def _oop_mask(self, box_pos: np.ndarray, packed: int) -> np.ndarray:
-        p = self.plan
-        count = np.zeros(self.board.n_cells, dtype=np.int32)
-        np.add.at(count, p.dst[:packed], 1)
-        src = p.src[:packed]
-        np.add.at(count, src[src >= 0], -1)
-        return (p.basin[box_pos] == 0) & (count[box_pos] <= 0)
-
     def _generate(self, node: _Node) -> None:
         """Fill the node's move list, weights and order (``box_at`` holds its position)."""
         b = self.board
@@ -422,31 +426,28 @@ class _FessRun:
                 self.stats.pi_corral_nodes += 1
                 if k == 0:
                     self.kinds[DL_CORRAL] += 1
-        wts = np.full(k, self.cfg.move_weight, dtype=np.int64)
-        keys = tuple(reversed(_rank_columns(full)))
-        if self.rng is not None:  # a seeded random order among moves that tie on every feature
-            keys = (self.rng.permutation(k), *keys)
-        by_rank = np.lexsort(keys) if k else np.zeros(0, dtype=np.int64)
-        rank = np.empty(k, dtype=np.int64)
-        rank[by_rank] = np.arange(k)
-        advised: dict[int, list[str]] = {}
-        if k and self.cfg.advisors:
-            ctx = AdvisorContext(
-                features=node.features,
-                box_pos=node.box_pos,
-                hot_counts=self.features.hotspot_counts(node.box_pos),
-                oop_mask=self._oop_mask(node.box_pos, node.features.packed),
-                basin=p.basin,
-                basin_dist=self.basin_dist,
-                width=b.width,
-                rank=rank,
+        wts = np.empty(k, dtype=np.int64)
+        order = np.empty(k, dtype=np.int64)
+        picked = np.empty(k, dtype=np.int64)
+        if k:
+            f = node.features
+            # a seeded random order among moves that tie on every feature
+            tiebreak = self._no_tiebreak[:k] if self.rng is None else self.rng.permutation(k)
+            order_moves(
+                full,
+                k,
+                self.order_tables,
+                OrderNode(
+                    np.array([f.oop, f.packed, f.conn, f.rooms, f.hot, f.mob], dtype=np.int64),
+                    node.box_pos,
+                    self.hot_out,
+                    tiebreak,
+                ),
+                wts,
+                order,
+                picked,
             )
-            for name in self.cfg.advisors:
-                i = ADVISORS[name](full, ctx)
-                if i >= 0:
-                    wts[i] = self.cfg.advisor_weight
-                    advised.setdefault(i, []).append(name)
-        order = by_rank[np.argsort(wts[by_rank], kind="stable")]
+        advised = {int(i): int(picked[i]) for i in np.flatnonzero(picked)}
         node.moves = full[:, _KEEP].astype(np.int16)
         node.wts = wts
         node.advised = advised
@@ -547,8 +548,10 @@ class _FessRun:
         """Make move ``j`` of ``node``; returns the new node when it is solved."""
         self.stats.expanded_moves += 1
         row = node.moves[j]
-        for name in node.advised.get(j, ()):
-            self.stats.advisor_hits[name] += 1
+        bits = node.advised.get(j, 0)
+        for a, name in enumerate(ADVISORS):
+            if (bits >> a) & 1:
+                self.stats.advisor_hits[name] += 1
         box = int(row[K_BOX])
         dst = int(row[K_DST])
         child_pos = node.box_pos.copy()
@@ -638,18 +641,6 @@ class _FessRun:
             generated=self.stats.nodes,
             stats=self.stats.as_dict(),
         )
-
-
-def _rank_columns(moves: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The feature-ordering columns of a move table, most significant first."""
-    return (
-        moves[:, M_OOP],
-        -moves[:, M_PACKED],
-        moves[:, M_CONN],
-        moves[:, M_ROOMS],
-        moves[:, M_HOT],
-        -moves[:, M_MOB],
-    )
 
 
 __all__ = ["FessPlanner", "FessStats"]
