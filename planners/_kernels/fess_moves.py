@@ -9,13 +9,14 @@ remaining move's position, which the search needs to choose among moves.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from planners._kernels.fess import (
     count_broken_room_edges,
     count_hotspots,
-    count_mobility,
     count_out_of_plan,
     count_packed,
     count_regions,
@@ -26,8 +27,7 @@ from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock
 from soko_gym.engine.patterns import is_pattern_deadlock
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
-from soko_gym.engine.reach import reach_player
-from soko_gym.engine.step import box_paths
+from soko_gym.engine.reach import new_stamps, reach_player
 
 # columns of the forward move table (``push_moves``)
 M_BOX = 0  # index of the moved box
@@ -57,88 +57,267 @@ DL_CORRAL = 6
 N_DEADLOCK_KINDS = 7
 
 
+MoveTables = namedtuple(
+    "MoveTables",
+    [
+        "cells",  # uint8[n_cells] cell flags
+        "dead",  # uint8[n_cells] simple dead squares
+        "offsets",  # int32[4] up, down, left, right (offsets[d ^ 1] == -offsets[d])
+        "floor",  # int32[n_floor] floor squares
+        "floor_index",  # int32[n_cells] index into floor, -1 off the floor
+        "goals",  # int32[n_goals]
+        "goal_dist",  # uint16[n_goals, n_cells] lone-box push distances (bipartite test)
+        "plan_src",  # int32[n_steps] the packing plan (``count_packed``)
+        "plan_dst",  # int32[n_steps]
+        "basin",  # uint8[n_cells] 1 on the sink basin
+        "room_id",  # int32[n_cells] the room graph (``planners.fess.rooms``)
+        "passage_id",  # int32[n_cells]
+        "edges",  # int32[n_edges, 2]
+        "hot",  # uint8[n_floor, n_floor] hotspot pair table
+        "pat_start",  # the level's placed deadlock patterns (``engine.patterns``)
+        "pat_instance",
+        "pat_boxes",
+        "flags",  # int64[1]: 1 runs the bipartite test on every move
+    ],
+)
+
+MoveScratch = namedtuple(
+    "MoveScratch",
+    [
+        "stamps",  # uint32[n_cells + 1]
+        "stack",  # int32[n_cells]
+        "dist",  # uint16[4 * n_cells] pushes per (square, side) state of the moving box
+        "parent",  # int32[4 * n_cells] state links of the box paths
+        "queue",  # int32[4 * n_cells]
+        "label",  # int32[n_cells]
+        "seen",  # uint32[n_cells + 1]
+        "trail",  # int32[n_cells]
+        "work",  # int32[4, n_boxes]
+        "mark",  # int32[n_cells], all 0
+        "hot_out",  # int32[n_boxes] receives the position's per-box hotspot counts
+        "intact",  # uint8[n_rooms, n_rooms]
+        "before",  # uint8[n_cells] squares known before the move (reached, or a box)
+        "reach0",  # uint8[n_cells] squares the player reaches before the move
+        "disc",  # int32[n_cells] depth-first numbering (``edge_blocks``)
+        "low",  # int32[n_cells]
+        "next_dir",  # int32[n_cells]
+        "in_dir",  # int32[n_cells]
+        "dfs",  # int32[n_cells]
+        "edge_stack",  # int32[4 * n_cells]
+        "block",  # int32[4 * n_cells] biconnected block of each (square, direction) edge
+        "kinds",  # int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to)
+    ],
+)
+
+
+def new_move_scratch(cells: np.ndarray, n_boxes: int, n_rooms: int) -> MoveScratch:
+    """Fresh scratch for ``push_moves`` on a board with cell flags ``cells``."""
+    n = cells.shape[0]
+    return MoveScratch(
+        stamps=new_stamps(cells),
+        stack=np.zeros(n, dtype=np.int32),
+        dist=np.zeros(4 * n, dtype=np.uint16),
+        parent=np.zeros(4 * n, dtype=np.int32),
+        queue=np.zeros(4 * n, dtype=np.int32),
+        label=np.full(n, -1, dtype=np.int32),
+        seen=np.zeros(n + 1, dtype=np.uint32),
+        trail=np.zeros(n, dtype=np.int32),
+        work=np.zeros((4, max(1, n_boxes)), dtype=np.int32),
+        mark=np.zeros(n, dtype=np.int32),
+        hot_out=np.zeros(max(1, n_boxes), dtype=np.int32),
+        intact=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
+        before=np.zeros(n, dtype=np.uint8),
+        reach0=np.zeros(n, dtype=np.uint8),
+        disc=np.full(n, -1, dtype=np.int32),
+        low=np.zeros(n, dtype=np.int32),
+        next_dir=np.zeros(n, dtype=np.int32),
+        in_dir=np.zeros(n, dtype=np.int32),
+        dfs=np.zeros(n, dtype=np.int32),
+        edge_stack=np.zeros(4 * n, dtype=np.int32),
+        block=np.full(4 * n, -1, dtype=np.int32),
+        kinds=np.zeros(N_DEADLOCK_KINDS, dtype=np.int64),
+    )
+
+
 @njit(cache=True, nogil=True)
-def push_moves(
-    cells,
-    dead,
-    offsets,
-    floor,
-    floor_index,
-    goals,
-    goal_dist,
-    box_at,
-    box_pos,
-    player,
-    plan_src,
-    plan_dst,
-    basin,
-    room_id,
-    passage_id,
-    edges,
-    hot,
-    pat_start,
-    pat_instance,
-    pat_boxes,
-    use_bipartite,
-    stamps,
-    stack,
-    dist,
-    parent,
-    queue,
-    label,
-    seen,
-    trail,
-    work,
-    mark,
-    hot_out,
-    intact,
-    before,
-    moves,
-    kinds,
-):
+def edge_blocks(cells, box_at, offsets, floor, sc):
+    """Biconnected blocks of the free squares (floor without boxes), by edge; player regions.
+
+    ``sc.block[v * 4 + d]`` receives the block of the edge from free square ``v`` to its free
+    neighbour in direction ``d`` (both directions of an edge get the same block). Two free
+    neighbours ``s``, ``t`` of a square ``q`` stay connected when a box stands on ``q`` exactly
+    when the edges ``q-s`` and ``q-t`` share a block, so box paths need no flood fill per
+    state, and a box put on ``q`` splits its region into as many regions as there are distinct
+    blocks among ``q``'s edges. Iterative Tarjan over the grid graph.
+
+    Returns:
+        The number of player regions (connected areas of free squares).
+    """
+    disc = sc.disc
+    low = sc.low
+    next_dir = sc.next_dir
+    in_dir = sc.in_dir
+    dfs = sc.dfs
+    estack = sc.edge_stack
+    block = sc.block
+    for i in range(floor.shape[0]):
+        disc[floor[i]] = -1
+    t = 0
+    n_regions = 0
+    n_blocks = 0
+    for i in range(floor.shape[0]):
+        root = floor[i]
+        if box_at[root] >= 0 or disc[root] >= 0:
+            continue
+        n_regions += 1
+        disc[root] = t
+        low[root] = t
+        t += 1
+        next_dir[root] = 0
+        in_dir[root] = -1
+        dfs[0] = root
+        top = 1
+        etop = 0
+        while top > 0:
+            v = dfs[top - 1]
+            d = next_dir[v]
+            if d < 4:
+                next_dir[v] = d + 1
+                w = v + offsets[d]
+                if not (cells[w] & FLOOR) or box_at[w] >= 0:
+                    continue
+                if disc[w] < 0:
+                    estack[etop] = v * 4 + d
+                    etop += 1
+                    disc[w] = t
+                    low[w] = t
+                    t += 1
+                    next_dir[w] = 0
+                    in_dir[w] = d
+                    dfs[top] = w
+                    top += 1
+                elif disc[w] < disc[v] and (in_dir[v] < 0 or d != (in_dir[v] ^ 1)):
+                    estack[etop] = v * 4 + d  # a back edge to an ancestor
+                    etop += 1
+                    if disc[w] < low[v]:
+                        low[v] = disc[w]
+            else:
+                top -= 1
+                if top == 0:
+                    break
+                u = dfs[top - 1]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+                if low[v] >= disc[u]:  # u separates v's subtree: its edges form a block
+                    while True:
+                        etop -= 1
+                        e = estack[etop]
+                        a = e >> 2
+                        dd = e & 3
+                        block[a * 4 + dd] = n_blocks
+                        block[(a + offsets[dd]) * 4 + (dd ^ 1)] = n_blocks
+                        if a == u and dd == in_dir[v]:
+                            break
+                    n_blocks += 1
+    return n_regions
+
+
+@njit(cache=True, nogil=True)
+def _block_box_paths(cells, box_at, offsets, src, sc):
+    """Fewest pushes of the box on ``src`` to every square (``engine.step.box_paths``).
+
+    The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
+    (``edge_blocks``); ``sc.reach0`` marks where the player stands before the move. Same
+    ``dist`` / ``parent`` encoding as ``box_paths``.
+    """
+    dist = sc.dist
+    parent = sc.parent
+    queue = sc.queue
+    block = sc.block
+    dist[:] = DIST_INF
+    tail = 0
+    for s in range(4):
+        side = src + offsets[s]
+        if sc.reach0[side]:
+            dist[src * 4 + s] = 0
+            parent[src * 4 + s] = -1
+            if tail == 0:
+                queue[0] = src * 4 + s
+                tail = 1
+    head = 0
+    while head < tail:
+        code = queue[head]
+        head += 1
+        q = code >> 2
+        s = code & 3
+        here = dist[code]
+        grp = block[q * 4 + s]
+        for t in range(4):  # sides in the same region share the state's distance
+            nb = q + offsets[t]
+            if (cells[nb] & FLOOR) and box_at[nb] < 0 and block[q * 4 + t] == grp:
+                if dist[q * 4 + t] == DIST_INF:
+                    dist[q * 4 + t] = here
+                    parent[q * 4 + t] = parent[code]
+        for d in range(4):
+            behind = d ^ 1  # the player pushes from the opposite side
+            stand = q + offsets[behind]
+            if not (cells[stand] & FLOOR) or box_at[stand] >= 0 or block[q * 4 + behind] != grp:
+                continue
+            dest = q + offsets[d]
+            if not (cells[dest] & FLOOR) or box_at[dest] >= 0:
+                continue
+            nxt = dest * 4 + behind
+            if dist[nxt] == DIST_INF:
+                dist[nxt] = here + 1
+                parent[nxt] = code * 4 + d
+                queue[tail] = nxt
+                tail += 1
+    return tail
+
+
+@njit(cache=True, nogil=True)
+def push_moves(tables, sc, box_at, box_pos, player, moves):
     """Write every macro push move of a position and its features into ``moves``.
 
     Rejected moves (the box on a simple dead square, frozen off goal, in a deadlock pattern, or
-    a bipartite deadlock when ``use_bipartite``) are counted per kind in ``kinds``.
+    a bipartite deadlock when ``tables.flags[0]``) are counted per kind in ``sc.kinds``.
 
     Args:
-        cells: uint8[n_cells] cell flags; dead: uint8[n_cells] simple dead squares.
-        offsets: int32[4]; floor: int32[n_floor]; floor_index: int32[n_cells];
-            goals: int32[n_goals]; goal_dist: uint16[n_goals, n_cells]: the board's arrays.
+        tables: ``MoveTables`` of the search; sc: ``MoveScratch``.
         box_at: int16[n_cells] box index per square (restored on return).
         box_pos: int32[n_boxes] box squares (restored on return).
         player: player square (int64).
-        plan_src, plan_dst: int32[n_steps] the packing plan (``count_packed``).
-        basin: uint8[n_cells] 1 on squares of the sink basin.
-        room_id, passage_id: int32[n_cells]; edges: int32[n_edges, 2]: the room graph.
-        hot: uint8[n_floor, n_floor] hotspot pair table.
-        pat_start, pat_instance, pat_boxes: the level's placed deadlock patterns.
-        use_bipartite: run the bipartite test on each move's position (int64 0/1).
-        stamps: uint32[n_cells + 1]; stack, label, trail, mark: int32[n_cells] (``mark`` all 0);
-            dist: uint16[4 * n_cells]; parent, queue: int32[4 * n_cells];
-            seen: uint32[n_cells + 1]; work: int32[4, n_boxes]; hot_out: int32[n_boxes] (receives
-            the position's per-box hotspot counts);
-            intact: uint8[n_rooms, n_rooms]; before: uint8[n_cells]: scratch.
         moves: int32[cap, N_MOVE_COLS] receives one row per move (cap >= 4 * n_boxes * n_floor).
-        kinds: int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to).
 
     Returns:
         Number of moves written.
     """
+    cells = tables.cells
+    dead = tables.dead
+    offsets = tables.offsets
+    floor = tables.floor
+    stamps = sc.stamps
+    stack = sc.stack
+    dist = sc.dist
+    before = sc.before
+    kinds = sc.kinds
     n_cells = cells.shape[0]
-    count_hotspots(box_pos, floor_index, hot, hot_out)  # the position's per-box counts
+    count_hotspots(box_pos, tables.floor_index, tables.hot, sc.hot_out)
     # squares the player reaches before the move: the explorer advisor's reference
     reach_player(box_at, offsets, player, stamps, stack)
     m0 = stamps[n_cells]
     for i in range(floor.shape[0]):
         sq = floor[i]
+        sc.reach0[sq] = 1 if stamps[sq] == m0 else 0
         # a box square counts as known: the square a moved box leaves is no new access
         before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
     n_moves = 0
     n_boxes = box_pos.shape[0]
     for b in range(n_boxes):
         src = np.int64(box_pos[b])
-        box_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
+        box_at[src] = -1
+        n_regions = edge_blocks(cells, box_at, offsets, floor, sc)
+        _block_box_paths(cells, box_at, offsets, src, sc)
         for i in range(floor.shape[0]):
             dst = np.int64(floor[i])
             first = -1
@@ -151,82 +330,143 @@ def push_moves(
             if dead[dst]:
                 kinds[DL_DEAD_SQUARE] += 1
                 continue
+            # regions once the box stands on dst: dst's region splits along its blocks
+            n_split = 0
+            for s in range(4):
+                nb = dst + offsets[s]
+                if not (cells[nb] & FLOOR) or box_at[nb] >= 0:
+                    continue
+                fresh = True
+                for t in range(s):
+                    nt = dst + offsets[t]
+                    if (
+                        (cells[nt] & FLOOR)
+                        and box_at[nt] < 0
+                        and sc.block[dst * 4 + t] == sc.block[dst * 4 + s]
+                    ):
+                        fresh = False
+                        break
+                if fresh:
+                    n_split += 1
+            conn = n_regions - 1 + n_split
             # the box moves; each player region around it is one move
-            box_at[src] = -1
             box_at[dst] = b
             box_pos[b] = dst
             rejected = False
             if dst != src:
-                if is_simple_deadlock(cells, dead, box_at, offsets, dst, seen, trail):
+                if is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
                     kinds[DL_FREEZE] += 1
                     rejected = True
-                elif is_pattern_deadlock(box_at, dst, pat_start, pat_instance, pat_boxes):
+                elif is_pattern_deadlock(
+                    box_at, dst, tables.pat_start, tables.pat_instance, tables.pat_boxes
+                ):
                     kinds[DL_PATTERN] += 1
                     rejected = True
-                elif use_bipartite and bipartite_deadlock(
-                    cells, dead, goals, goal_dist, box_pos, offsets, seen, work
+                elif tables.flags[0] and bipartite_deadlock(
+                    cells, dead, tables.goals, tables.goal_dist, box_pos, offsets, sc.seen, sc.work
                 ):
                     kinds[DL_BIPARTITE] += 1
                     rejected = True
             if not rejected:
-                covered = 0
-                for s in range(first, 4):
-                    if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
-                        continue
-                    stand = np.int64(dst + offsets[s])
-                    _, norm = reach_player(box_at, offsets, stand, stamps, stack)
-                    mk = stamps[n_cells]
-                    for t in range(4):
-                        if stamps[dst + offsets[t]] == mk:
-                            covered |= 1 << t
-                    if dst == src and stamps[player] == mk:
-                        continue  # back where it was, the player in its old region
-                    new_pushes = 0
-                    for j in range(floor.shape[0]):
-                        sq = floor[j]
-                        if stamps[sq] != mk or before[sq]:
-                            continue
-                        for d in range(4):
-                            nb = sq + offsets[d]
-                            ahead = nb + offsets[d]
-                            if (
-                                box_at[nb] >= 0
-                                and (cells[ahead] & FLOOR)
-                                and box_at[ahead] < 0
-                                and dead[ahead] == 0
-                            ):
-                                new_pushes += 1
-                    row = moves[n_moves]
-                    row[M_BOX] = b
-                    row[M_SRC] = src
-                    row[M_DST] = dst
-                    row[M_PLAYER] = stand
-                    row[M_NORM] = norm
-                    row[M_NEW_PUSHES] = new_pushes
-                    row[M_PUSHES] = dist[dst * 4 + s]
-                    n_mob, _ = count_mobility(
-                        cells, box_at, box_pos, offsets, dead, stand, stamps, stack
-                    )
-                    row[M_MOB] = n_mob
-                    packed = count_packed(box_at, plan_src, plan_dst)
-                    row[M_PACKED] = packed
-                    row[M_OOP] = count_out_of_plan(box_pos, basin, plan_src, plan_dst, packed, mark)
-                    row[M_CONN] = count_regions(cells, box_at, offsets, floor, label, stack)
-                    row[M_ROOMS] = count_broken_room_edges(
-                        box_at, offsets, room_id, passage_id, edges, label, stack, intact
-                    )
-                    row[M_HOT] = _moved_hotspots(box_pos, floor_index, hot, hot_out, b, src, dst)
-                    code = dst * 4 + s
-                    first_dir = 0
-                    for _ in range(dist[code]):
-                        link = parent[code]
-                        first_dir = link & 3
-                        code = link >> 2
-                    row[M_FIRST_DIR] = first_dir
-                    n_moves += 1
+                n_moves = _emit_moves(
+                    tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn
+                )
             box_at[dst] = -1
-            box_at[src] = b
             box_pos[b] = src
+        box_at[src] = b
+    return n_moves
+
+
+@njit(cache=True, nogil=True)
+def _emit_moves(tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn):
+    """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region."""
+    cells = tables.cells
+    offsets = tables.offsets
+    floor = tables.floor
+    dead = tables.dead
+    stamps = sc.stamps
+    dist = sc.dist
+    n_cells = cells.shape[0]
+    covered = 0
+    have_features = False  # position features: the same for every player region
+    packed = 0
+    n_oop = 0
+    rooms = 0
+    n_hot = 0
+    for s in range(first, 4):
+        if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
+            continue
+        stand = np.int64(dst + offsets[s])
+        _, norm = reach_player(box_at, offsets, stand, stamps, sc.stack)
+        mk = stamps[n_cells]
+        for t in range(4):
+            if stamps[dst + offsets[t]] == mk:
+                covered |= 1 << t
+        if dst == src and stamps[player] == mk:
+            continue  # back where it was, the player in its old region
+        new_pushes = 0
+        for j in range(floor.shape[0]):
+            sq = floor[j]
+            if stamps[sq] != mk or sc.before[sq]:
+                continue
+            for d in range(4):
+                nb = sq + offsets[d]
+                ahead = nb + offsets[d]
+                if (
+                    box_at[nb] >= 0
+                    and (cells[ahead] & FLOOR)
+                    and box_at[ahead] < 0
+                    and dead[ahead] == 0
+                ):
+                    new_pushes += 1
+        n_mob = 0  # mobility: pushes from the region just filled, dead squares left out
+        for x in range(box_pos.shape[0]):
+            sq = box_pos[x]
+            for d in range(4):
+                ahead = sq + offsets[d]
+                if (
+                    stamps[sq - offsets[d]] == mk
+                    and (cells[ahead] & FLOOR)
+                    and box_at[ahead] < 0
+                    and dead[ahead] == 0
+                ):
+                    n_mob += 1
+        if not have_features:
+            have_features = True
+            packed = count_packed(box_at, tables.plan_src, tables.plan_dst)
+            n_oop = count_out_of_plan(
+                box_pos, tables.basin, tables.plan_src, tables.plan_dst, packed, sc.mark
+            )
+            if tables.edges.shape[0] > 0:
+                rooms = count_broken_room_edges(
+                    box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label,
+                    sc.stack, sc.intact,
+                )  # fmt: skip
+            n_hot = _moved_hotspots(
+                box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
+            )
+        row = moves[n_moves]
+        row[M_BOX] = b
+        row[M_SRC] = src
+        row[M_DST] = dst
+        row[M_PLAYER] = stand
+        row[M_NORM] = norm
+        row[M_NEW_PUSHES] = new_pushes
+        row[M_PUSHES] = dist[dst * 4 + s]
+        row[M_MOB] = n_mob
+        row[M_PACKED] = packed
+        row[M_OOP] = n_oop
+        row[M_CONN] = conn
+        row[M_ROOMS] = rooms
+        row[M_HOT] = n_hot
+        code = dst * 4 + s
+        first_dir = 0
+        for _ in range(dist[code]):
+            link = sc.parent[code]
+            first_dir = link & 3
+            code = link >> 2
+        row[M_FIRST_DIR] = first_dir
+        n_moves += 1
     return n_moves
 
 

@@ -55,9 +55,10 @@ from planners._kernels.fess_moves import (
     M_PLAYER,
     M_ROOMS,
     M_SRC,
-    N_DEADLOCK_KINDS,
     N_MOVE_COLS,
     ROOM_DEADLOCK,
+    MoveTables,
+    new_move_scratch,
     push_moves,
     retrograde_deadlock,
     room_deadlock,
@@ -74,7 +75,7 @@ from soko_gym.engine.board import Board, State
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
 from soko_gym.engine.patterns import level_patterns
-from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
 from soko_gym.levels import Level
 
@@ -276,20 +277,25 @@ class _FessRun:
         nb = board.n_boxes
         nf = board.floor.shape[0]
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self.stamps = new_stamps(board.cells)
-        self.stack = np.zeros(n, dtype=SQUARE_DTYPE)
-        self.dist = np.zeros(4 * n, dtype=np.uint16)
-        self.parent = np.zeros(4 * n, dtype=SQUARE_DTYPE)
-        self.queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
-        self.label = np.full(n, -1, dtype=SQUARE_DTYPE)
-        self.seen = np.zeros(n + 1, dtype=np.uint32)
-        self.trail = np.zeros(n, dtype=SQUARE_DTYPE)
-        self.work = np.zeros((4, max(1, nb)), dtype=SQUARE_DTYPE)
-        self.mark = np.zeros(n, dtype=SQUARE_DTYPE)
-        self.hot_out = np.zeros(max(1, nb), dtype=SQUARE_DTYPE)
-        self.intact = np.zeros((self.rooms.n_rooms, self.rooms.n_rooms), dtype=np.uint8)
-        self.before = np.zeros(n, dtype=np.uint8)
+        # one scratch bundle for the move generator; the other kernels share its buffers
+        self.scratch = new_move_scratch(board.cells, nb, self.rooms.n_rooms)
+        self.stamps = self.scratch.stamps
+        self.stack = self.scratch.stack
+        self.dist = self.scratch.dist
+        self.parent = self.scratch.parent
+        self.queue = self.scratch.queue
+        self.seen = self.scratch.seen
+        self.trail = self.scratch.trail
+        self.hot_out = self.scratch.hot_out
+        self.kinds = self.scratch.kinds
         self.moves_buf = np.zeros((max(1, 4 * nb * nf), N_MOVE_COLS), dtype=np.int32)
+        self.move_tables = MoveTables(
+            board.cells, board.dead, board.offsets, board.floor, board.floor_index, board.goals,
+            board.goal_dist, self.plan.src, self.plan.dst, self.plan.basin, self.rooms.room_id,
+            self.rooms.passage_id, self.rooms.edges, self.hot, self.patterns.square_start,
+            self.patterns.square_instance, self.patterns.instance_boxes,
+            np.array([1 if cfg.bipartite else 0], dtype=np.int64),
+        )  # fmt: skip
         self._no_tiebreak = np.zeros(self.moves_buf.shape[0], dtype=np.int64)
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
         self.order_tables = OrderTables(
@@ -301,7 +307,6 @@ class _FessRun:
             np.array([board.width], dtype=np.int64),
             np.zeros(n, dtype=np.int32),
         )
-        self.kinds = np.zeros(N_DEADLOCK_KINDS, dtype=np.int64)
         self.sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._room_areas = self._build_room_areas()
         budget = 256
@@ -400,18 +405,9 @@ class _FessRun:
 
     def _generate(self, node: _Node) -> None:
         """Fill the node's move list, weights and order (``box_at`` holds its position)."""
-        b = self.board
-        p = self.plan
-        r = self.rooms
         k = push_moves(
-            b.cells, b.dead, b.offsets, b.floor, b.floor_index, b.goals, b.goal_dist,
-            self.box_at, node.box_pos, node.player, p.src, p.dst, p.basin, r.room_id,
-            r.passage_id, r.edges, self.hot, self.patterns.square_start,
-            self.patterns.square_instance, self.patterns.instance_boxes,
-            1 if self.cfg.bipartite else 0, self.stamps, self.stack, self.dist, self.parent,
-            self.queue, self.label, self.seen, self.trail, self.work, self.mark, self.hot_out,
-            self.intact, self.before, self.moves_buf, self.kinds,
-        )  # fmt: skip
+            self.move_tables, self.scratch, self.box_at, node.box_pos, node.player, self.moves_buf
+        )
         full = self.moves_buf[:k]
         if self.cfg.pi_corrals and k:
             last = self.corrals.state  # labelled already when the node-level test ran

@@ -186,3 +186,39 @@ def test_soko_solve_runs_fess_and_can_optimize(tmp_path, capsys):
     assert [r["planner"] for r in rows] == ["fess", "fess"] and all(r["solved"] for r in rows)
     for row, level in zip(rows, load_levels("microban:4-5"), strict=True):
         assert verify(level, row["lurd"]).ok
+
+
+def _kernel_moves(run, pos):
+    """All move rows of the start position, every column (``push_moves`` as in ``_generate``)."""
+    from planners._kernels.fess_moves import push_moves
+
+    run._load(pos)
+    k = push_moves(run.move_tables, run.scratch, run.box_at, pos, int(run.board.start_player),
+                   run.moves_buf)  # fmt: skip
+    return run.moves_buf[:k]
+
+
+def test_explorer_column_counts_only_pushes_from_newly_reached_squares():
+    from planners._kernels.fess_moves import M_DST, M_NEW_PUSHES, M_PLAYER, M_SRC
+
+    # one box in an open room: a push frees only the box's own square, nothing new opens
+    board, run, pos = _run("#######\n#     #\n# $ . #\n#  @  #\n#######")
+    rows = _kernel_moves(run, pos)
+    assert rows.shape[0] > 0 and (rows[:, M_NEW_PUSHES] == 0).all()
+    # box A blocks the door to the right room, where box B waits
+    board, run, pos = _run("##########\n#   #    #\n# @ $    #\n#   #  $ #\n#   #..  #\n##########")
+    rows = _kernel_moves(run, pos)
+    door, sq = board.square(2, 4), board.square
+
+    def new_pushes(dst, player=None):
+        (hit,) = [
+            m[M_NEW_PUSHES]
+            for m in rows
+            if m[M_SRC] == door and m[M_DST] == dst and player in (None, m[M_PLAYER])
+        ]
+        return int(hit)
+
+    # one push: the player steps into the door square, still shut out by the box
+    assert new_pushes(sq(2, 5), door) == 0
+    # two pushes: the player gets past the box into the right room and can push box B
+    assert new_pushes(sq(2, 6)) > 0

@@ -1,0 +1,87 @@
+"""The FESS move generator's graph kernels against plain flood fills on real positions."""
+
+import numpy as np
+import pytest
+
+from planners._kernels.fess import count_regions
+from planners._kernels.fess_moves import _block_box_paths, edge_blocks, new_move_scratch
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR
+from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.step import box_paths
+from soko_gym.levels import load_levels
+
+
+def _positions(selection, n_random, seed=0):
+    """Each level's start position plus random box placements on its floor."""
+    rng = np.random.default_rng(seed)
+    for level in load_levels(selection):
+        b = level.board
+        yield b, b.start_boxes.astype(np.int32), int(b.start_player)
+        for _ in range(n_random):
+            squares = rng.permutation(b.floor)[: b.n_boxes + 1]
+            yield b, squares[:-1].astype(np.int32), int(squares[-1])
+
+
+def _box_at(b, box_pos):
+    box_at = np.full(b.n_cells, -1, dtype=BOX_AT_DTYPE)
+    box_at[box_pos] = np.arange(box_pos.shape[0])
+    return box_at
+
+
+def _connected_without(b, box_at, q, s, t, stamps, stack):
+    """Flood-fill answer: are neighbours s and t of q connected once q is blocked too."""
+    box_at[q] = 0
+    reach_player(box_at, b.offsets, s, stamps, stack)
+    box_at[q] = -1
+    return stamps[t] == stamps[-1]
+
+
+@pytest.mark.parametrize("selection", ["microban:1-20", "xsokoban:1-3"])
+def test_edge_blocks_match_flood_fills(selection):
+    for b, box_pos, _ in _positions(selection, 3):
+        box_at = _box_at(b, box_pos)
+        sc = new_move_scratch(b.cells, b.n_boxes, 0)
+        n_regions = edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
+        label = np.full(b.n_cells, -1, dtype=np.int32)
+        stack = np.zeros(b.n_cells, dtype=np.int32)
+        assert n_regions == count_regions(b.cells, box_at, b.offsets, b.floor, label, stack)
+        stamps = new_stamps(b.cells)
+
+        free = ((b.cells & FLOOR) != 0) & (box_at < 0)
+        for q in b.floor.tolist():
+            if not free[q]:
+                continue
+            sides = [d for d in range(4) if free[q + int(b.offsets[d])]]
+            for i, s in enumerate(sides):
+                for t in sides[i + 1 :]:
+                    same = sc.block[q * 4 + s] == sc.block[q * 4 + t]
+                    qs, qt = q + int(b.offsets[s]), q + int(b.offsets[t])
+                    assert same == _connected_without(b, box_at, q, qs, qt, stamps, stack)
+
+
+@pytest.mark.parametrize("selection", ["microban:1-20", "xsokoban:1-3"])
+def test_block_box_paths_equal_the_engines_box_paths(selection):
+    moved = 0
+    for b, box_pos, player in _positions(selection, 2, seed=1):
+        if b.n_boxes == 0:
+            continue
+        box_at = _box_at(b, box_pos)
+        sc = new_move_scratch(b.cells, b.n_boxes, 0)
+        stamps = new_stamps(b.cells)
+        stack = np.zeros(b.n_cells, dtype=np.int32)
+        reach_player(box_at, b.offsets, player, stamps, stack)
+        sc.reach0[:] = stamps[:-1] == stamps[-1]
+        dist = np.zeros(4 * b.n_cells, dtype=np.uint16)
+        parent = np.zeros(4 * b.n_cells, dtype=np.int32)
+        queue = np.zeros(4 * b.n_cells, dtype=np.int32)
+        for src in box_pos.tolist():
+            box_paths(b.cells, box_at, b.offsets, player, src, stamps, stack, dist, parent, queue)
+            expected = dist.copy()
+            k = box_at[src]
+            box_at[src] = -1
+            edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
+            _block_box_paths(b.cells, box_at, b.offsets, src, sc)
+            box_at[src] = k
+            assert np.array_equal(sc.dist, expected)
+            moved += int((expected[4:] != DIST_INF).sum() > 1)
+    assert moved > 10  # the comparison covered boxes that really move
