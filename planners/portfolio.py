@@ -1,14 +1,16 @@
-"""Portfolio solving: differently configured searches in parallel processes, first solution wins.
+"""Portfolio solving: differently configured searches in parallel, the first solution wins.
 
 ``planners.solve(level, "fess", limits, workers=2)`` runs the planner's portfolio
-(``Planner.portfolio_options``) with one process per worker. The first worker to return a
-solution wins and the others are stopped at once; when no worker solves the level, the result
-of worker 0 (the caller's own configuration) is returned. Every returned solution is checked
-again with ``soko_gym.verify`` here, in the caller's process.
+(``Planner.portfolio_options``): worker 0 (the caller's own configuration) searches in the
+calling process, so an easy level costs no more than with one worker; workers 1.. search in
+child processes. Worker 0 polls for their results while it searches (planners with a
+portfolio accept a ``stop_check``); the first solution wins and every other worker is stopped.
+When nobody solves the level, worker 0's result is returned. A solution from a child is
+checked again with ``soko_gym.verify`` in the calling process.
 
-Workers start from a fork server on Linux (the planner modules are imported there once, so a
-worker starts in milliseconds, not in a numba cache load) and by ``spawn`` elsewhere; a parent
-that has loaded threaded libraries is never forked.
+Children start from a fork server on Linux (no re-import of the planner modules; each still
+loads its compiled kernels, about a second) and by ``spawn`` elsewhere; a parent that has
+loaded threaded libraries is never forked.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ _CONTEXT: Any = None
 
 
 def _context() -> Any:
-    """The multiprocessing context workers start from (module docstring)."""
+    """The multiprocessing context children start from (module docstring)."""
     global _CONTEXT
     if _CONTEXT is None:
         if sys.platform.startswith("linux"):
@@ -41,42 +43,73 @@ def _context() -> Any:
 
 
 def _worker(index: int, name: str, options: dict, xsb: str, limits: SearchLimits, out) -> None:
-    """Solve in a worker process and report ``(index, result)`` (or the error text)."""
+    """Solve in a child process and report ``(index, result, error text)``."""
     import planners  # noqa: F401  (registers the planners in a spawned process)
 
     try:
         result = REGISTRY[name](**options).solve(Level.from_xsb(xsb), limits)
         out.put((index, result, None))
-    except Exception as err:  # reported to the parent, which raises it
+    except Exception as err:  # reported to the parent
         out.put((index, None, f"{type(err).__name__}: {err}"))
+
+
+class _Inbox:
+    """Results of the child workers, gathered without blocking."""
+
+    def __init__(self, out, procs: list) -> None:
+        self.out = out
+        self.procs = procs  # index i + 1 -> process of worker i + 1
+        self.results: dict[int, SearchResult] = {}
+        self.errors: dict[int, str] = {}
+
+    def poll(self, timeout: float = 0.0) -> int | None:
+        """Take what has arrived; returns the index of a worker that solved, if any."""
+        while True:
+            try:
+                index, result, error = (
+                    self.out.get(timeout=timeout) if timeout else (self.out.get_nowait())
+                )
+            except queue.Empty:
+                return None
+            timeout = 0.0
+            if error is not None:
+                self.errors[index] = error
+                continue
+            self.results[index] = result
+            if result.solved:
+                return index
+
+    def pending(self) -> list[int]:
+        """Child workers that have neither reported nor died."""
+        done = set(self.results) | set(self.errors)
+        return [i + 1 for i, p in enumerate(self.procs) if i + 1 not in done and p.is_alive()]
 
 
 def solve_portfolio(
     level: Level, name: str, limits: SearchLimits, workers: int, options: dict[str, Any]
 ) -> SearchResult:
-    """Run ``workers`` configurations of planner ``name`` on ``level`` in parallel processes.
+    """Run ``workers`` configurations of planner ``name`` on ``level`` in parallel.
 
     Args:
         level: the level to solve.
         name: registry name of a planner with a portfolio (``Planner.portfolio_options``).
         limits: budgets of each worker; the memory budget is shared out between them.
-        workers: number of processes, at least 2.
+        workers: number of searches, at least 2.
         options: the caller's planner options (worker 0 runs them unchanged).
 
     Returns:
-        The first verified solution, with ``stats["portfolio"]`` naming the winner and each
-        worker's options; otherwise worker 0's result.
+        The first verified solution, with ``stats["portfolio"]`` naming the winner, each
+        worker's options and the workers that reported; otherwise worker 0's result.
 
     Raises:
         ValueError: bad ``workers`` or a planner without a portfolio.
-        RuntimeError: a worker failed (its error text is included).
+        RuntimeError: a child returned a non-solution (a planner bug).
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
         raise ValueError(f"workers must be an integer >= 2 for a portfolio, got {workers!r}")
     cls = REGISTRY[name]
     configs = cls.portfolio_options(workers, options)
-    for config in configs:  # bad options fail here, before any process starts
-        cls(**config)
+    planners_ = [cls(**config) for config in configs]  # bad options fail before any start
     share = SearchLimits(
         limits.max_seconds, limits.max_nodes, limits.memory_bytes / 2**20 / workers
     )
@@ -86,40 +119,33 @@ def solve_portfolio(
     start = time.perf_counter()
     procs = [
         ctx.Process(target=_worker, args=(i, name, configs[i], xsb, share, out), daemon=True)
-        for i in range(workers)
+        for i in range(1, workers)
     ]
-    results: dict[int, SearchResult] = {}
-    winner = None
+    inbox = _Inbox(out, procs)
+    winner: int | None = None
     try:
         for p in procs:
             p.start()
-        while len(results) < workers:
-            try:
-                index, result, error = out.get(timeout=0.2)
-            except queue.Empty:
-                dead = [i for i, p in enumerate(procs) if not p.is_alive() and i not in results]
-                if dead and out.empty():
-                    time.sleep(0.2)  # a result may still be in flight
-                    if out.empty():
-                        raise RuntimeError(
-                            f"portfolio worker {dead[0]} of {name} exited without a result"
-                        ) from None
-                continue
-            if error is not None:
-                raise RuntimeError(f"portfolio worker {index} of {name} failed: {error}")
-            results[index] = result
-            if result.solved:
-                winner = index
-                break
+        own = planners_[0]
+        own.stop_check = lambda: inbox.poll() is not None
+        mine = own.solve(level, share)
+        inbox.results[0] = mine
+        if mine.solved:
+            winner = 0
+        else:
+            winner = next((i for i, r in inbox.results.items() if r.solved), None)
+            while winner is None and inbox.pending():
+                winner = inbox.poll(timeout=0.2)
     finally:
         for p in procs:
             if p.is_alive():
                 p.terminate()
         for p in procs:
-            p.join(timeout=5)
+            if p.pid is not None:
+                p.join(timeout=5)
         out.close()
-    chosen = results[winner] if winner is not None else results[0]
-    if chosen.solved:
+    chosen = inbox.results[winner] if winner is not None else inbox.results[0]
+    if winner not in (None, 0):
         check = verify(level, chosen.lurd)
         if not check.ok:
             raise RuntimeError(
@@ -131,7 +157,8 @@ def solve_portfolio(
         "workers": workers,
         "winner": winner,
         "options": configs,
-        "finished": sorted(results),
+        "finished": sorted(inbox.results),
+        "errors": {str(i): e for i, e in sorted(inbox.errors.items())},
     }
     return replace(chosen, seconds=time.perf_counter() - start, stats=stats)
 

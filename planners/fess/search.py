@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,6 +223,8 @@ class FessPlanner(Planner):
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.seed = seed
+        # set by a portfolio (planners.portfolio): polled during the search, True stops it
+        self.stop_check: Callable[[], bool] | None = None
 
     @classmethod
     def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
@@ -229,12 +232,14 @@ class FessPlanner(Planner):
 
         Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
         the paper's alternative) with seeded tie-breaking; further workers alternate the two
-        spaces with other seeds. A worker keeps any of these keys the caller set.
+        spaces, each worker with its own seed (the caller's seed plus its index). A
+        ``room_axis`` the caller set holds for every worker.
         """
         out = [dict(options)]
+        seed = options.get("seed") or 0
         for i in range(1, workers):
-            variant = {"room_axis": i % 2 == 0, "seed": i}
-            out.append({**variant, **options})
+            room_axis = options.get("room_axis", i % 2 == 0)
+            out.append({**options, "room_axis": room_axis, "seed": seed + i})
         return out
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
@@ -508,9 +513,11 @@ class _FessRun:
         checks = 0
         while self.active:
             checks += 1
-            if checks & 15 == 0 and self.deadline is not None:
-                if time.perf_counter() > self.deadline:
+            if checks & 15 == 0:
+                if self.deadline is not None and time.perf_counter() > self.deadline:
                     return self._finish("timeout", t0, None)
+                if self.cfg.stop_check is not None and checks & 63 == 0 and self.cfg.stop_check():
+                    return self._finish("timeout", t0, None)  # another worker solved it
             if max_nodes is not None and self.stats.nodes >= max_nodes:
                 return self._finish("node_limit", t0, None)
             if self.move_bytes + _BYTES_PER_NODE * self.stats.nodes > mem_budget:

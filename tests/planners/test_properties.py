@@ -72,3 +72,38 @@ def test_planners__never_cut_the_only_solution(seed, size, n_boxes):
     for bound in ("simple", "matching"):
         assert planners.solve(level, "astar", limits, bound=bound).pushes == optimum
     assert planners.solve(level, "astar", limits, tunnels=False).pushes == optimum
+
+
+def _boxes_moved(level, rng):
+    """``level`` with its boxes put on random floor squares (often unsolvable then)."""
+    grid = level.grid.copy()
+    for r, c in level.boxes:
+        grid[r, c] = "." if grid[r, c] == "*" else " "
+    floor = [(int(r), int(c)) for r, c in np.argwhere(grid != "#")]
+    floor.remove(level.player)
+    for i in rng.choice(len(floor), size=level.n_boxes, replace=False):
+        r, c = floor[i]
+        grid[r, c] = "*" if grid[r, c] == "." else "$"
+    return soko_gym.Level.from_xsb("\n".join("".join(row) for row in grid))
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    size=st.integers(6, 7),
+    n_boxes=st.integers(1, 3),
+    moved=st.booleans(),
+)
+def test_fess__solves_what_the_oracle_solves_and_nothing_else(seed, size, n_boxes, moved):
+    rng = np.random.default_rng(seed)
+    level = generate_level(rng, width=size, height=size, n_boxes=n_boxes, min_pushes=1).level
+    if moved:
+        level = _boxes_moved(level, rng)
+    optimum = plain_push_bfs(level)
+    result = planners.solve(level, "fess", SearchLimits(max_seconds=20))
+    if optimum is None:  # proven unsolvable: FESS must not claim a solution
+        assert result.status != "solved" and not result.lurd, level.to_xsb()
+    else:  # not push-optimal, but it must solve it and never call it unsolvable
+        assert result.solved, (result.status, level.to_xsb())
+        check = soko_gym.verify(level, result.lurd)
+        assert check.ok and check.pushes >= optimum

@@ -1,0 +1,60 @@
+"""Portfolio solving: ``planners.solve(..., workers=N)`` and ``soko solve --workers N``."""
+
+import json
+import multiprocessing
+
+import pytest
+
+import planners
+from planners import SearchLimits
+from planners.fess.search import FessPlanner
+from soko_gym.cli import main
+from soko_gym.levels import load_levels, verify
+
+
+def test_fess_portfolio_returns_a_verified_solution_and_stops_its_workers():
+    level = load_levels("microban:1")[0]
+    before = set(multiprocessing.active_children())
+    result = planners.solve(level, "fess", SearchLimits(max_seconds=30), workers=2)
+    assert result.solved and verify(level, result.lurd).ok
+    info = result.stats["portfolio"]
+    assert info["workers"] == 2 and info["winner"] in (0, 1)
+    assert info["winner"] in info["finished"] and len(info["options"]) == 2
+    # every worker process was stopped and joined (a fork server, if any, is no Process)
+    assert set(multiprocessing.active_children()) <= before
+
+
+def test_bad_worker_counts_and_planners_without_a_portfolio_are_refused():
+    level = load_levels("microban:1")[0]
+    with pytest.raises(ValueError, match="portfolio"):
+        planners.solve(level, "astar", workers=2)
+    for workers in (0, "2", 1.0, True):
+        with pytest.raises(ValueError, match="workers"):
+            planners.solve(level, "fess", workers=workers)
+
+
+def test_fess_portfolio_options_keep_the_callers_options():
+    configs = FessPlanner.portfolio_options(3, {"seed": 7})
+    assert len(configs) == 3 and configs[0] == {"seed": 7}
+    assert [c["seed"] for c in configs] == [7, 8, 9]  # no two workers search alike
+    assert configs[1]["room_axis"] is False  # the other feature space
+    fixed = FessPlanner.portfolio_options(3, {"room_axis": False})
+    assert all(c["room_axis"] is False for c in fixed) and len({c["seed"] for c in fixed[1:]}) == 2
+    for config in configs:
+        FessPlanner(**config)  # every configuration is a valid planner
+
+
+def test_soko_solve_workers_writes_a_verified_record(tmp_path, capsys):
+    path = tmp_path / "portfolio.jsonl"
+    args = ["solve", "microban:1", "--planner", "fess", "--workers", "2", "--jsonl", str(path)]
+    assert main(args) == 0
+    (row,) = [json.loads(line) for line in path.read_text().splitlines()]
+    assert row["solved"] and row["stats"]["portfolio"]["workers"] == 2
+    assert verify(load_levels("microban:1")[0], row["lurd"]).ok
+
+
+def test_soko_solve_workers_with_astar_is_an_error(capsys):
+    assert main(["solve", "microban:1", "--planner", "astar", "--workers", "2"]) == 2
+    assert "portfolio" in capsys.readouterr().err
+    assert main(["solve", "microban:1", "--planner", "fess", "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
