@@ -67,6 +67,7 @@ MoveTables = namedtuple(
         "floor_index",  # int32[n_cells] index into floor, -1 off the floor
         "goals",  # int32[n_goals]
         "goal_dist",  # uint16[n_goals, n_cells] lone-box push distances (bipartite test)
+        "goal_bits",  # uint64[n_cells, n_words] bit g: a lone box there can reach goal g
         "plan_src",  # int32[n_steps] the packing plan (``count_packed``)
         "plan_dst",  # int32[n_steps]
         "basin",  # uint8[n_cells] 1 on the sink basin
@@ -362,9 +363,14 @@ def push_moves(tables, sc, box_at, box_pos, player, moves):
                 ):
                     kinds[DL_PATTERN] += 1
                     rejected = True
-                elif tables.flags[0] and bipartite_deadlock(
-                    cells, dead, tables.goals, tables.goal_dist, box_pos, offsets, sc.seen, sc.work
-                ):
+                elif (
+                    tables.flags[0]
+                    and _may_break_matching(cells, tables.goal_bits, src, dst)
+                    and bipartite_deadlock(
+                        cells, dead, tables.goals, tables.goal_dist, box_pos, offsets, sc.seen,
+                        sc.work,
+                    )
+                ):  # fmt: skip
                     kinds[DL_BIPARTITE] += 1
                     rejected = True
             if not rejected:
@@ -468,6 +474,61 @@ def _emit_moves(tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst
         row[M_FIRST_DIR] = first_dir
         n_moves += 1
     return n_moves
+
+
+def goal_bit_table(goal_dist: np.ndarray) -> np.ndarray:
+    """Goals a lone box can reach from each square, as bits: uint64[n_cells, n_words].
+
+    Bit ``g`` of a square's words is set when ``goal_dist[g, square]`` is finite; the move
+    generator's bipartite shortcut (``_may_break_matching``) reads it.
+    """
+    n_goals, n_cells = goal_dist.shape
+    n_words = max(1, (n_goals + 63) // 64)
+    bits = np.zeros((n_cells, n_words), dtype=np.uint64)
+    for g in range(n_goals):
+        reach = goal_dist[g] != DIST_INF
+        bits[reach, g // 64] |= np.uint64(1) << np.uint64(g % 64)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _may_break_matching(cells, goal_bits, src, dst):
+    """False when moving a box from ``src`` to ``dst`` cannot create a bipartite deadlock.
+
+    The parent position passed the test. A box that lands off goal (not frozen there: the
+    freeze test ran first) and can still reach every goal it could reach from ``src`` keeps
+    its matched goal, and no box freezes onto a goal, so the parent's perfect matching stands.
+    """
+    if cells[dst] & GOAL:
+        return True
+    for w in range(goal_bits.shape[1]):
+        if goal_bits[src, w] & ~goal_bits[dst, w]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def keep_first_pushes(moves, n_moves, codes):
+    """Compact ``moves`` in place to the moves whose first push is one of ``codes``.
+
+    Args:
+        moves: int32[cap, N_MOVE_COLS] a move table (first ``n_moves`` rows).
+        n_moves: number of moves.
+        codes: int64[n] allowed first pushes as ``box square * 4 + direction``.
+
+    Returns:
+        Number of moves kept (at the front of ``moves``, in their order).
+    """
+    kept = 0
+    for i in range(n_moves):
+        code = np.int64(moves[i, M_SRC]) * 4 + moves[i, M_FIRST_DIR]
+        for j in range(codes.shape[0]):
+            if codes[j] == code:
+                if kept != i:
+                    moves[kept, :] = moves[i, :]
+                kept += 1
+                break
+    return kept
 
 
 @njit(cache=True, nogil=True)

@@ -93,10 +93,12 @@ class FrozenBipartite:
         generator's empty-board test already covers it (and a box frozen off a target is a
         simple deadlock found there).
         """
-        frozen = self.frozen_squares(box_pos)
-        if frozen.size == 0 or not self._goal[frozen].any():
-            return False
         b = self.board
+        if mark_frozen_boxes(b.cells, b.dead, box_pos, b.offsets, self._seen) == 0:
+            return False  # the usual case, settled in one kernel call
+        frozen = self.frozen_squares(box_pos)
+        if not self._goal[frozen].any():
+            return False
         table = self.reach_table(frozen)
         return bool(
             bipartite_deadlock(b.cells, b.dead, b.goals, table, box_pos, b.offsets, self._seen,

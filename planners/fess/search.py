@@ -47,7 +47,6 @@ from planners._kernels.fess_moves import (
     M_BOX,
     M_CONN,
     M_DST,
-    M_FIRST_DIR,
     M_HOT,
     M_MOB,
     M_NORM,
@@ -59,6 +58,8 @@ from planners._kernels.fess_moves import (
     N_MOVE_COLS,
     ROOM_DEADLOCK,
     MoveTables,
+    goal_bit_table,
+    keep_first_pushes,
     new_move_scratch,
     push_moves,
     retrograde_deadlock,
@@ -296,9 +297,10 @@ class _FessRun:
         self.moves_buf = np.zeros((max(1, 4 * nb * nf), N_MOVE_COLS), dtype=np.int32)
         self.move_tables = MoveTables(
             board.cells, board.dead, board.offsets, board.floor, board.floor_index, board.goals,
-            board.goal_dist, self.plan.src, self.plan.dst, self.plan.basin, self.rooms.room_id,
-            self.rooms.passage_id, self.rooms.edges, self.hot, self.patterns.square_start,
-            self.patterns.square_instance, self.patterns.instance_boxes,
+            board.goal_dist, goal_bit_table(board.goal_dist), self.plan.src, self.plan.dst,
+            self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
+            self.hot, self.patterns.square_start, self.patterns.square_instance,
+            self.patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64),
         )  # fmt: skip
         self._no_tiebreak = np.zeros(self.moves_buf.shape[0], dtype=np.int64)
@@ -418,12 +420,10 @@ class _FessRun:
             last = self.corrals.state  # labelled already when the node-level test ran
             if last is None or last.box_pos is not node.box_pos or last.player != node.player:
                 self.corrals.label(State(node.box_pos, self.box_at, node.player, 0))
-            allowed = self.corrals.pi_corral_pushes()
+            allowed = self.corrals.pi_corral_codes()
             if allowed is not None:
-                keep = {sq * 4 + d for sq, d in allowed}
-                codes = full[:, M_SRC].astype(np.int64) * 4 + full[:, M_FIRST_DIR]
-                full = full[np.isin(codes, list(keep))]
-                k = full.shape[0]
+                k = keep_first_pushes(self.moves_buf, k, allowed)
+                full = self.moves_buf[:k]
                 self.stats.pi_corral_nodes += 1
                 if k == 0:
                     self.kinds[DL_CORRAL] += 1

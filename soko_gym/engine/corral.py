@@ -524,6 +524,11 @@ class CorralAnalysis:
 
         Re-reaches the player (``deadlock_status`` overwrites the fill), so call order is free.
         """
+        codes = self.pi_corral_codes()
+        return None if codes is None else [(int(c >> 2), int(c & 3)) for c in codes]
+
+    def pi_corral_codes(self) -> np.ndarray | None:
+        """``pi_corral_pushes`` as codes ``box square * 4 + direction`` (int64), or None."""
         b = self.board
         st = self.state
         sc = self.scratch
@@ -538,11 +543,11 @@ class CorralAnalysis:
         kept = keep_pushes_into(
             st.box_pos, b.offsets, sc.cstamp, int(sc.info[best, INFO_MARK]), self.pushes, k
         )
-        return [
-            (int(st.box_pos[c >> 2]), int(c & 3))
-            for c in self.pushes[:kept]
-            if not b.dead[st.box_pos[c >> 2] + b.offsets[c & 3]]
-        ]
+        pushes = self.pushes[:kept].astype(np.int64)
+        squares = st.box_pos[pushes >> 2].astype(np.int64)
+        dirs = pushes & 3
+        alive = b.dead[squares + b.offsets[dirs]] == 0
+        return (squares * 4 + dirs)[alive]
 
     def deadlock_status(self) -> int:
         """The corral deadlock test on the labelled position (see ``corral_deadlock_status``)."""
