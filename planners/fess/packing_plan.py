@@ -199,14 +199,20 @@ def compute_packing_plan(
     rooms: Rooms | None = None,
     max_nodes: int = 3000,
     max_seconds: float | None = 10.0,
+    use_sink: bool = True,
 ) -> PackingPlan:
     """Run the packing-plan search (module docstring) and return the plan.
+
+    ``use_sink=False`` plans as for a level without a sink room (targets only, in the order
+    the backward search vacates them; the basin is every target's): the variant for levels
+    where the sink assumption misleads.
 
     Args:
         board: the level's static arrays.
         rooms: the level's rooms; computed when omitted.
         max_nodes: most positions the backward search stores.
         max_seconds: time budget of the backward search (None: no limit).
+        use_sink: False plans without a sink room (see above).
     """
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
@@ -214,7 +220,7 @@ def compute_packing_plan(
     rooms = rooms if rooms is not None else analyze_rooms(board)
     n = board.n_cells
     basins = target_basins(board)
-    sink_room, sink_goal = choose_sink(board, rooms, basins)
+    sink_room, sink_goal = choose_sink(board, rooms, basins) if use_sink else (-1, -1)
     sink = np.zeros(n, dtype=np.uint8)
     if sink_room >= 0:
         sink[rooms.room_id == sink_room] = 1

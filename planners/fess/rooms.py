@@ -3,10 +3,13 @@
 Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 4):
 
 - *Room*: "a connected area of 2x3 squares". Every 2x3 or 3x2 rectangle made only of floor
-  squares is a room block; two blocks that overlap (share a square) belong to the same room, so a
-  room is a union of chains of overlapping blocks. Blocks that only touch, with no chain of
-  overlapping blocks between them, stay separate rooms joined directly (the paper's "square
-  connecting room 1 and room 4" belongs to neither room).
+  squares is a room block; two blocks that overlap in at least two squares (a shared side)
+  belong to the same room, so a room is a union of chains of such blocks. Blocks that share
+  only a corner square stay separate rooms, and a square covered by blocks of two rooms belongs
+  to neither (the paper's "square connecting room 1 and room 4 ... we do not assign the square
+  to any of them"). With this rule XSokoban 13 has the paper's eight rooms and its room graph
+  (Figure 10's adjacency matrix, up to numbering); the open spaces between its targets are no
+  rooms.
 - *Passage*: a 4-connected area of floor squares in no room: tunnels, corridors, doorways and
   open spaces too small to be rooms.
 - *Room graph*: rooms are vertices; rooms ``r`` and ``s`` share an edge when there is a direct
@@ -80,9 +83,9 @@ def _find(parent: np.ndarray, a: int) -> int:
 def _room_labels(free: np.ndarray) -> np.ndarray:
     """Room id per square (flat, -1 outside rooms) from a bool[H, W] floor grid."""
     h, w = free.shape
-    parent = np.arange(h * w)
-    covered = np.zeros(h * w, dtype=bool)
-    for bh, bw in _BLOCK_SHAPES:
+    blocks: list[tuple[int, int, int, int]] = []  # (row, col, height, width)
+    at: dict[tuple[int, int, int], int] = {}
+    for shape, (bh, bw) in enumerate(_BLOCK_SHAPES):
         if h < bh or w < bw:
             continue
         full = np.ones((h - bh + 1, w - bw + 1), dtype=bool)
@@ -90,18 +93,37 @@ def _room_labels(free: np.ndarray) -> np.ndarray:
             for dc in range(bw):
                 full &= free[dr : dr + h - bh + 1, dc : dc + w - bw + 1]
         for r, c in zip(*np.nonzero(full), strict=True):
-            first = _find(parent, int(r) * w + int(c))
-            for dr in range(bh):
-                for dc in range(bw):
-                    sq = (int(r) + dr) * w + int(c) + dc
-                    covered[sq] = True
-                    other = _find(parent, sq)
-                    if other != first:
-                        parent[other] = first
+            at[(shape, int(r), int(c))] = len(blocks)
+            blocks.append((int(r), int(c), bh, bw))
+    parent = np.arange(len(blocks))
+    for i, (r, c, bh, bw) in enumerate(blocks):
+        # only blocks whose corner lies within 2 rows and columns can share two squares
+        for shape, (oh, ow) in enumerate(_BLOCK_SHAPES):
+            for dr in range(-2, 3):
+                for dc in range(-2, 3):
+                    j = at.get((shape, r + dr, c + dc))
+                    if j is None or j <= i:
+                        continue
+                    rows = min(r + bh, r + dr + oh) - max(r, r + dr)
+                    cols = min(c + bw, c + dc + ow) - max(c, c + dc)
+                    if rows > 0 and cols > 0 and rows * cols >= 2:
+                        a, b = _find(parent, i), _find(parent, j)
+                        if a != b:
+                            parent[b] = a
+    owner = np.full(h * w, -1, dtype=np.int64)  # root block of the square's room, -2 shared
+    for i, (r, c, bh, bw) in enumerate(blocks):
+        root = _find(parent, i)
+        for dr in range(bh):
+            for dc in range(bw):
+                sq = (r + dr) * w + c + dc
+                if owner[sq] == -1:
+                    owner[sq] = root
+                elif owner[sq] != root:
+                    owner[sq] = -2
     labels = np.full(h * w, NO_ROOM, dtype=SQUARE_DTYPE)
     roots: dict[int, int] = {}
-    for sq in np.flatnonzero(covered).tolist():
-        labels[sq] = roots.setdefault(_find(parent, sq), len(roots))
+    for sq in np.flatnonzero(owner >= 0).tolist():
+        labels[sq] = roots.setdefault(int(owner[sq]), len(roots))
     return labels
 
 

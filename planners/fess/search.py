@@ -177,6 +177,9 @@ class FessPlanner(Planner):
             choice: it helps levels with long solutions and slows some easy ones); False
             searches the 3-D space (out of plan, packed, connectivity), room connectivity
             still ranking moves.
+        plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
+            squares included) or "targets" (no sink: the targets in the order the backward
+            search vacates them, every target's basin; for levels the sink plan misleads).
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
@@ -197,6 +200,7 @@ class FessPlanner(Planner):
         corral_deadlocks: bool = True,
         pi_corrals: bool = True,
         room_axis: bool = True,
+        plan: str = "sink",
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         seed: int | None = None,
@@ -210,6 +214,8 @@ class FessPlanner(Planner):
         unknown = [a for a in names if a not in ADVISORS]
         if unknown:
             raise ValueError(f"unknown advisors {unknown}; known: {', '.join(ADVISORS)}")
+        if plan not in ("sink", "targets"):
+            raise ValueError(f"plan must be 'sink' or 'targets', got {plan!r}")
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
         self.advisor_weight = advisor_weight
@@ -221,6 +227,7 @@ class FessPlanner(Planner):
         self.corral_deadlocks = corral_deadlocks
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
+        self.plan = plan
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.seed = seed
@@ -264,7 +271,11 @@ class _FessRun:
         if deadline is not None:
             plan_deadline = min(plan_deadline, max(0.05, 0.2 * (deadline - t0)))
         self.plan: PackingPlan = compute_packing_plan(
-            board, self.rooms, max_nodes=cfg.plan_nodes, max_seconds=plan_deadline
+            board,
+            self.rooms,
+            max_nodes=cfg.plan_nodes,
+            max_seconds=plan_deadline,
+            use_sink=cfg.plan == "sink",
         )
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
