@@ -180,6 +180,8 @@ class FessPlanner(Planner):
         plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
             squares included) or "targets" (no sink: the targets in the order the backward
             search vacates them, every target's basin; for levels the sink plan misleads).
+        deadlock_budget: most positions each room or corral deadlock search stores (a power
+            of two); a search that runs out proves nothing.
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
@@ -201,6 +203,7 @@ class FessPlanner(Planner):
         pi_corrals: bool = True,
         room_axis: bool = True,
         plan: str = "sink",
+        deadlock_budget: int = 256,
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         seed: int | None = None,
@@ -216,6 +219,15 @@ class FessPlanner(Planner):
             raise ValueError(f"unknown advisors {unknown}; known: {', '.join(ADVISORS)}")
         if plan not in ("sink", "targets"):
             raise ValueError(f"plan must be 'sink' or 'targets', got {plan!r}")
+        if (
+            isinstance(deadlock_budget, bool)
+            or not isinstance(deadlock_budget, int)
+            or deadlock_budget < 16
+            or deadlock_budget & (deadlock_budget - 1)
+        ):
+            raise ValueError(
+                f"deadlock_budget must be a power of two >= 16, got {deadlock_budget!r}"
+            )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
         self.advisor_weight = advisor_weight
@@ -228,6 +240,7 @@ class FessPlanner(Planner):
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
         self.plan = plan
+        self.deadlock_budget = deadlock_budget
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.seed = seed
@@ -327,7 +340,7 @@ class _FessRun:
         )
         self.sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._room_areas = self._build_room_areas()
-        budget = 256
+        budget = cfg.deadlock_budget
         self.room_nodes = np.zeros((budget, 11), dtype=SQUARE_DTYPE)
         self.room_key = np.zeros(2 * budget, dtype=HASH_DTYPE)
         self.room_player = np.full(2 * budget, -1, dtype=SQUARE_DTYPE)
@@ -335,7 +348,7 @@ class _FessRun:
         self.room_pushes = np.zeros(40, dtype=SQUARE_DTYPE)
         self.room_used = np.zeros(budget, dtype=np.int64)
         self.goal = (board.cells & GOAL) != 0
-        self.corrals = CorralAnalysis(board)
+        self.corrals = CorralAnalysis(board, budget)
         self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}

@@ -79,6 +79,24 @@ def test_weights_and_advisors_are_options():
         planners.get_planner("fess", advisor_weight=0, move_weight=0)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{"plan": "targets"}, {"room_axis": False}, {"deadlock_budget": 1024}, {"seed": 3}],
+)
+def test_search_variants_solve_and_verify(options):
+    for level in load_levels("microban:1-4") + load_levels("xsokoban:1"):
+        result = solve(level, **options)
+        assert result.solved and verify(level, result.lurd).ok, (level.title, options)
+
+
+def test_bad_variant_options_are_refused():
+    with pytest.raises(ValueError, match="plan"):
+        planners.get_planner("fess", plan="sinkless")
+    for budget in (0, 100, 8, True, 256.0):
+        with pytest.raises(ValueError, match="deadlock_budget"):
+            planners.get_planner("fess", deadlock_budget=budget)
+
+
 def _run(xsb):
     level = Level.from_xsb(xsb)
     run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
