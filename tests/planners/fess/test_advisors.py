@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+import soko_gym
 from planners._kernels.fess_moves import (
     M_BOX,
     M_CONN,
@@ -136,3 +137,54 @@ def test_every_advisor_is_registered():
 @pytest.mark.parametrize("name", sorted(ADVISORS))
 def test_advisors_accept_an_empty_move_table(name):
     assert ADVISORS[name](table([]), context(hot_counts=(1, 0), oop=(True, False))) == -1
+
+
+def _python_picks(run, node, moves):
+    """Each Python advisor's pick on a real node (the reference for the ordering kernel)."""
+    p = run.plan
+    count = np.zeros(run.board.n_cells, dtype=np.int32)
+    np.add.at(count, p.dst[: node.features.packed], 1)
+    src = p.src[: node.features.packed]
+    np.add.at(count, src[src >= 0], -1)
+    ctx = AdvisorContext(
+        features=node.features,
+        box_pos=node.box_pos,
+        hot_counts=run.features.hotspot_counts(node.box_pos),
+        oop_mask=(p.basin[node.box_pos] == 0) & (count[node.box_pos] <= 0),
+        basin=p.basin,
+        basin_dist=run.basin_dist,
+        width=run.board.width,
+    )
+    return {name: fn(moves, ctx) for name, fn in ADVISORS.items()}
+
+
+@pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:2", "microban:20"])
+def test_ordering_kernel_picks_what_the_python_advisors_pick(selection):
+    import planners
+    from planners import SearchLimits
+    from planners.fess.search import FessPlanner, _FessRun, _Node
+    from soko_gym.levels import verify
+
+    level = soko_gym.load_levels(selection)[0]
+    lurd = planners.solve(level, "astar", SearchLimits(max_seconds=60)).lurd
+    run = _FessRun(FessPlanner(pi_corrals=False), level.board, SearchLimits(), None)
+    checked = 0
+    pushes = [i for i, c in enumerate(lurd) if c.isupper()]
+    for i in [-1, *pushes[:: max(1, len(pushes) // 8)]]:  # start and positions on the path
+        state = verify(level, lurd[: i + 1]).state if i >= 0 else None
+        pos = (state.box_pos if state else level.board.start_boxes).astype(np.int32).copy()
+        player = int(state.player if state else level.board.start_player)
+        run._load(pos)
+        f = run._features_of(pos, player)
+        node = _Node(pos, player, None, None, 0, f, run._cell(f))
+        run._load(pos)
+        run._generate(node)
+        if node.n_open == 0:
+            continue
+        expected = _python_picks(run, node, run.moves_buf[: node.n_open])
+        for a, name in enumerate(ADVISORS):
+            picked = [j for j, bits in node.advised.items() if (bits >> a) & 1]
+            assert picked == ([expected[name]] if expected[name] >= 0 else []), name
+        assert np.array_equal(np.sort(node.order), np.arange(node.n_open))
+        checked += 1
+    assert checked >= 5
