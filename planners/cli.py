@@ -133,22 +133,19 @@ def _results(
         return
     ctx = get_context("spawn")  # workers load the numba cache; no fork of a threaded parent
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
+
+        def submit(level: Level) -> Future:
+            return pool.submit(
+                _solve_one, args.planner, limits, level, _opt_seconds(args), args.workers
+            )
+
         todo = iter(items)
         running: dict[Future, tuple[int, Level]] = {}
         try:
             for _ in range(2 * args.jobs):
                 item = next(todo, None)
                 if item is not None:
-                    running[
-                        pool.submit(
-                            _solve_one,
-                            args.planner,
-                            limits,
-                            item[1],
-                            _opt_seconds(args),
-                            args.workers,
-                        )
-                    ] = item
+                    running[submit(item[1])] = item
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for fut in done:
@@ -156,16 +153,7 @@ def _results(
                     yield index, level, fut.result()
                     item = next(todo, None)
                     if item is not None:
-                        running[
-                            pool.submit(
-                                _solve_one,
-                                args.planner,
-                                limits,
-                                item[1],
-                                _opt_seconds(args),
-                                args.workers,
-                            )
-                        ] = item
+                        running[submit(item[1])] = item
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise

@@ -53,8 +53,11 @@ class FrozenBipartite:
         b = self.board
         if mark_frozen_boxes(b.cells, b.dead, box_pos, b.offsets, self._seen) == 0:
             return np.zeros(0, dtype=SQUARE_DTYPE)
-        mark = self._seen[-1]
-        squares = box_pos[self._seen[box_pos] == mark]
+        return self._marked(box_pos)
+
+    def _marked(self, box_pos: np.ndarray) -> np.ndarray:
+        """The squares the last ``mark_frozen_boxes`` call marked frozen, increasing."""
+        squares = box_pos[self._seen[box_pos] == self._seen[-1]]
         return np.sort(squares).astype(SQUARE_DTYPE)
 
     def reach_table(self, frozen: np.ndarray) -> np.ndarray:
@@ -95,8 +98,8 @@ class FrozenBipartite:
         """
         b = self.board
         if mark_frozen_boxes(b.cells, b.dead, box_pos, b.offsets, self._seen) == 0:
-            return False  # the usual case, settled in one kernel call
-        frozen = self.frozen_squares(box_pos)
+            return False  # no frozen box: settled in one kernel call
+        frozen = self._marked(box_pos)
         if not self._goal[frozen].any():
             return False
         table = self.reach_table(frozen)
