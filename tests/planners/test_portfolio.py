@@ -58,3 +58,13 @@ def test_soko_solve_workers_with_astar_is_an_error(capsys):
     assert "portfolio" in capsys.readouterr().err
     assert main(["solve", "microban:1", "--planner", "fess", "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_stop_check_ends_a_fess_search_early():
+    # the portfolio's worker 0 polls the others through stop_check; True ends its search
+    planner = FessPlanner()
+    calls = []
+    planner.stop_check = lambda: calls.append(1) or len(calls) >= 2
+    result = planner.solve(load_levels("xsokoban:29")[0], SearchLimits(max_seconds=60))
+    # stopped at the second check: a search run to its time limit would poll far more often
+    assert result.status == "timeout" and len(calls) == 2
