@@ -129,6 +129,12 @@ def count_mobility(cells, box_at, box_pos, offsets, dead, player, stamps, stack)
         (number of such pushes, number of boxes with at least one).
     """
     reach_player(box_at, offsets, player, stamps, stack)
+    return count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps)
+
+
+@njit(cache=True, nogil=True)
+def count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps):
+    """``count_mobility`` for the player fill already in ``stamps`` (its latest mark)."""
     mark = stamps[stamps.shape[0] - 1]
     n_pushes = 0
     n_boxes = 0

@@ -19,6 +19,7 @@ from planners._kernels.fess import (
     count_hotspots,
     count_out_of_plan,
     count_packed,
+    count_pushes_from_fill,
     count_regions,
 )
 from planners._kernels.packing import pull_paths
@@ -425,18 +426,8 @@ def _emit_moves(tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst
                     and dead[ahead] == 0
                 ):
                     new_pushes += 1
-        n_mob = 0  # mobility: pushes from the region just filled, dead squares left out
-        for x in range(box_pos.shape[0]):
-            sq = box_pos[x]
-            for d in range(4):
-                ahead = sq + offsets[d]
-                if (
-                    stamps[sq - offsets[d]] == mk
-                    and (cells[ahead] & FLOOR)
-                    and box_at[ahead] < 0
-                    and dead[ahead] == 0
-                ):
-                    n_mob += 1
+        # mobility: pushes from the region just filled, dead squares left out
+        n_mob, _ = count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps)
         if not have_features:
             have_features = True
             packed = count_packed(box_at, tables.plan_src, tables.plan_dst)
