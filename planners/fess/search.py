@@ -21,9 +21,11 @@ Terms:
   move is ever pruned, so the search is complete.
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
-matching (in the move generator); on every new node: retrograde analysis, room deadlocks and
-corral deadlocks. PI-corral pruning (paper, appendix) keeps, in a position with a PI-corral,
-only the macro moves whose first push goes into it.
+matching (in the move generator); on every new node: retrograde analysis, bipartite matching
+with frozen boxes as walls (``planners.fess.frozen``), room deadlocks and corral deadlocks.
+The advisors, weights and move order of a new node come from one kernel
+(``planners._kernels.fess_order``). PI-corral pruning (paper, appendix) keeps, in a position
+with a PI-corral, only the macro moves whose first push goes into it.
 """
 
 from __future__ import annotations
