@@ -71,7 +71,15 @@ def _manhattan(a, b, width):
 
 
 @njit(cache=True, nogil=True)
-def _pick(moves, ok, rank):
+def _best_beyond(moves, k, col, base, sign, ok, rank):
+    """The best-ranked move whose column ``col`` lies beyond ``base`` in direction ``sign``."""
+    for i in range(k):
+        ok[i] = sign * (np.int64(moves[i, col]) - base) > 0
+    return _pick(ok, rank)
+
+
+@njit(cache=True, nogil=True)
+def _pick(ok, rank):
     """The best-ranked move with ``ok`` set, or -1."""
     best = -1
     for i in range(ok.shape[0]):
@@ -124,26 +132,16 @@ def order_moves(moves, n_moves, tables, node, wts, order, picked):
         if not (enabled >> a) & 1:
             continue
         choice = -1
-        if a == A_PACKING:
-            for i in range(k):
-                ok[i] = moves[i, M_PACKED] > f[1]
-            choice = _pick(moves, ok, rank)
-        elif a == A_CONNECTIVITY:
-            for i in range(k):
-                ok[i] = moves[i, M_CONN] < f[2]
-            choice = _pick(moves, ok, rank)
-        elif a == A_ROOM_CONNECTIVITY:
-            for i in range(k):
-                ok[i] = moves[i, M_ROOMS] < f[3]
-            choice = _pick(moves, ok, rank)
-        elif a == A_HOTSPOTS:
-            for i in range(k):
-                ok[i] = moves[i, M_HOT] < f[4]
-            choice = _pick(moves, ok, rank)
-        elif a == A_EXPLORER:
-            for i in range(k):
-                ok[i] = moves[i, M_NEW_PUSHES] > 0
-            choice = _pick(moves, ok, rank)
+        if a == A_PACKING:  # more packed boxes
+            choice = _best_beyond(moves, k, M_PACKED, f[1], 1, ok, rank)
+        elif a == A_CONNECTIVITY:  # fewer player regions
+            choice = _best_beyond(moves, k, M_CONN, f[2], -1, ok, rank)
+        elif a == A_ROOM_CONNECTIVITY:  # fewer broken room edges
+            choice = _best_beyond(moves, k, M_ROOMS, f[3], -1, ok, rank)
+        elif a == A_HOTSPOTS:  # fewer hotspots
+            choice = _best_beyond(moves, k, M_HOT, f[4], -1, ok, rank)
+        elif a == A_EXPLORER:  # a new push from a newly reached square
+            choice = _best_beyond(moves, k, M_NEW_PUSHES, 0, 1, ok, rank)
         elif a == A_OPENER:
             choice = _opener(moves, k, f, node, width, ok, rank)
         else:
@@ -173,7 +171,7 @@ def _opener(moves, k, f, node, width, ok, rank):
         return -1
     for i in range(k):
         ok[i] = moves[i, M_CONN] <= f[2] and moves[i, M_BOX] == hottest
-    choice = _pick(moves, ok, rank)
+    choice = _pick(ok, rank)
     if choice >= 0:
         return choice
     sq = node.box_pos[hottest]
@@ -182,7 +180,7 @@ def _opener(moves, k, f, node, width, ok, rank):
         near = _manhattan(src, sq, width) <= NEARBY
         away = _manhattan(moves[i, M_DST], sq, width) > _manhattan(src, sq, width)
         ok[i] = moves[i, M_CONN] <= f[2] and moves[i, M_BOX] != hottest and near and away
-    return _pick(moves, ok, rank)
+    return _pick(ok, rank)
 
 
 @njit(cache=True, nogil=True)
@@ -212,7 +210,7 @@ def _out_of_plan(moves, k, f, tables, node, width, ok, rank):
         ok[i] = (
             moves[i, M_CONN] <= f[2] and basin[moves[i, M_DST]] != 0 and moves[i, M_BOX] == target
         )
-    choice = _pick(moves, ok, rank)
+    choice = _pick(ok, rank)
     if choice >= 0:
         return choice
     sq = box_pos[target]
@@ -223,4 +221,4 @@ def _out_of_plan(moves, k, f, tables, node, width, ok, rank):
             and moves[i, M_BOX] != target
             and _manhattan(moves[i, M_SRC], sq, width) <= NEARBY
         )
-    return _pick(moves, ok, rank)
+    return _pick(ok, rank)
