@@ -901,3 +901,24 @@ def room_deadlock(
     for i in range(tail):
         table_player[used[i]] = -1
     return status
+
+
+@njit(cache=True, nogil=True)
+def room_key(offsets, zobrist, box_at, area_squares, player, sub_box_at, stamps, stack):
+    """The sub-problem ``room_deadlock`` solves, as a key.
+
+    Two positions with equal keys (for the same area) pose the same bounded search, so its
+    answer can be reused. Returns (Zobrist hash of the boxes on the area, the player's
+    normalized square with only those boxes on the board). ``sub_box_at`` is all -1 on entry
+    and on return.
+    """
+    h = np.uint64(0)
+    for i in range(area_squares.shape[0]):
+        sq = area_squares[i]
+        if box_at[sq] >= 0:
+            h ^= zobrist[sq]
+            sub_box_at[sq] = 0
+    _, norm = reach_player(sub_box_at, offsets, np.int64(player), stamps, stack)
+    for i in range(area_squares.shape[0]):
+        sub_box_at[area_squares[i]] = -1
+    return h, norm

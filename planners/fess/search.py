@@ -66,6 +66,7 @@ from planners._kernels.fess_moves import (
     push_moves,
     retrograde_deadlock,
     room_deadlock,
+    room_key,
 )
 from planners._kernels.fess_order import OrderNode, OrderTables, order_moves
 from planners.base import Outcome, Planner, Push
@@ -96,6 +97,7 @@ DEADLOCK_NAMES = {
 _KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
 K_BOX, K_SRC, K_DST, K_PLAYER, K_NORM, K_OOP, K_PACKED, K_CONN, K_ROOMS, K_HOT, K_MOB = range(11)
 _BYTES_PER_NODE = 400  # Python object, arrays and table entry, besides the moves
+_CORRAL_MEMO = 1 << 18  # corral and room answers remembered, each (about 50 MB when full)
 
 
 class _Node:
@@ -350,7 +352,9 @@ class _FessRun:
         self.room_pushes = np.zeros(40, dtype=SQUARE_DTYPE)
         self.room_used = np.zeros(budget, dtype=np.int64)
         self.goal = (board.cells & GOAL) != 0
-        self.corrals = CorralAnalysis(board, budget)
+        # answers of room deadlock searches by the sub-problem posed (``room_key``)
+        self.room_memo: dict[tuple[int, int, int], int] = {}
+        self.corrals = CorralAnalysis(board, budget, memo=_CORRAL_MEMO)
         self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}
@@ -402,12 +406,22 @@ class _FessRun:
                         break
             if room >= 0:
                 area, squares = self._room_areas[room]
-                status = room_deadlock(
-                    b.cells, b.dead, b.offsets, b.zobrist, self.box_at, area, squares,
-                    player, self.sub_box_at, self.room_nodes, self.room_key,
-                    self.room_player, self.room_pos, self.room_pushes, self.room_used,
-                    self.stamps, self.stack, self.seen, self.trail,
+                h, norm = room_key(
+                    b.offsets, b.zobrist, self.box_at, squares, player, self.sub_box_at,
+                    self.stamps, self.stack,
                 )  # fmt: skip
+                key = (room, int(h), int(norm))
+                status = self.room_memo.get(key, -1)
+                if status < 0:
+                    status = room_deadlock(
+                        b.cells, b.dead, b.offsets, b.zobrist, self.box_at, area, squares,
+                        player, self.sub_box_at, self.room_nodes, self.room_key,
+                        self.room_player, self.room_pos, self.room_pushes, self.room_used,
+                        self.stamps, self.stack, self.seen, self.trail,
+                    )  # fmt: skip
+                    if len(self.room_memo) >= _CORRAL_MEMO:
+                        self.room_memo.clear()
+                    self.room_memo[key] = int(status)
                 if status == ROOM_DEADLOCK:
                     return DL_ROOM
         if cfg.corral_deadlocks:

@@ -437,6 +437,38 @@ def corral_deadlock(
     return status
 
 
+@njit(cache=True, nogil=True)
+def corral_key(
+    offsets, zobrist, box_at, region, barrier, info, k, player, sub_box_at, stamps, stack
+):
+    """The sub-problem ``corral_deadlock`` solves for corral ``k``, as a key.
+
+    Returns (Zobrist hash of the corral's boxes, Zobrist hash of its squares K, the player's
+    normalized square with only the corral's boxes on the board): two positions with equal
+    keys pose the same bounded search, so its answer can be reused.
+    """
+    h_boxes = np.uint64(0)
+    h_region = np.uint64(0)
+    bstart = info[k, INFO_BARRIER_START]
+    for j in range(bstart, bstart + info[k, INFO_BARRIER_LEN]):
+        sq = barrier[j]
+        h_boxes ^= zobrist[sq]
+        sub_box_at[sq] = 0
+    rstart = info[k, INFO_REGION_START]
+    for j in range(rstart, rstart + info[k, INFO_REGION_LEN]):
+        sq = region[j]
+        h_region ^= zobrist[sq]
+        if box_at[sq] >= 0:
+            h_boxes ^= zobrist[sq]
+            sub_box_at[sq] = 0
+    _, norm = reach_player(sub_box_at, offsets, player, stamps, stack)
+    for j in range(bstart, bstart + info[k, INFO_BARRIER_LEN]):
+        sub_box_at[barrier[j]] = -1
+    for j in range(rstart, rstart + info[k, INFO_REGION_LEN]):
+        sub_box_at[region[j]] = -1
+    return h_boxes, h_region, norm
+
+
 class CorralScratch(NamedTuple):
     """Scratch arrays of the corral kernels for one board (see ``new_corral_scratch``)."""
 
@@ -487,15 +519,27 @@ class CorralAnalysis:
     ``label(state)`` finds the corrals of a position once; ``pi_corral_pushes()`` and
     ``deadlock_status()`` then answer for that position. Not thread-safe.
 
+    With ``memo`` > 0, ``deadlock_status`` remembers the answer of each corral search by the
+    sub-problem it posed (``corral_key``: the corral's boxes, its squares and the player's
+    region with only those boxes on the board) and answers a repeated corral without searching:
+    during one search most positions repeat a corral of an earlier one. At most ``memo``
+    answers are kept (the memo starts over when full), so memory stays bounded.
+
     Args:
         board: a ``soko_gym.engine.Board``.
         budget: most positions each bounded corral search stores.
         max_boxes: largest corral (barrier and interior boxes) searched.
+        memo: most remembered corral answers; 0 remembers none.
     """
 
-    def __init__(self, board, budget: int = 256, max_boxes: int = 12) -> None:
+    def __init__(self, board, budget: int = 256, max_boxes: int = 12, memo: int = 0) -> None:
+        if memo < 0:
+            raise ValueError(f"memo must be >= 0, got {memo}")
         self.board = board
         self.budget = budget
+        self.memo_size = memo
+        self.memo: dict[tuple[int, int, int], int] = {}
+        self.memo_hits = 0
         self.scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
         self.stamps = new_stamps(board.cells)
         self.stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
@@ -558,12 +602,31 @@ class CorralAnalysis:
         for k in range(self.n_corrals):
             if sc.info[k, INFO_NEEDS_PUSH] == 0:
                 continue
+            key = None
+            if self.memo_size:
+                key = corral_key(
+                    b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier, sc.info, k,
+                    int(st.player), sc.sub_box_at, self.stamps, self.stack,
+                )  # fmt: skip
+                key = (int(key[0]), int(key[1]), int(key[2]))
+                status = self.memo.get(key, -1)
+                if status >= 0:
+                    self.memo_hits += 1
+                    if status == CORRAL_DEADLOCK:
+                        return CORRAL_DEADLOCK
+                    if status == CORRAL_UNKNOWN:
+                        result = CORRAL_UNKNOWN
+                    continue
             status = corral_deadlock(
                 b.cells, b.dead, b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier,
                 sc.info, k, int(st.player), self.budget, sc.sub_box_at, sc.sub_nodes,
                 sc.sub_hash, sc.sub_player, sc.sub_pos, sc.sub_pushes, self.stamps,
                 self.stack, self.seen, self.trail,
             )  # fmt: skip
+            if key is not None:
+                if len(self.memo) >= self.memo_size:
+                    self.memo.clear()
+                self.memo[key] = int(status)
             if status == CORRAL_DEADLOCK:
                 return CORRAL_DEADLOCK
             if status == CORRAL_UNKNOWN:
@@ -625,7 +688,9 @@ def warmup_corral() -> None:
     state = board.initial_state()
     corral_deadlock_status(board, state, budget=4)
     pi_corral_pushes_of(board, state)
-    analysis = CorralAnalysis(board)
+    analysis = CorralAnalysis(board, memo=4)
+    analysis.label(state)
+    analysis.deadlock_status()  # compiles corral_key
     if analysis.label(state):
         sc = analysis.scratch
         pi_corral_pushes(

@@ -240,3 +240,28 @@ def test_explorer_column_counts_only_pushes_from_newly_reached_squares():
     assert new_pushes(sq(2, 5), door) == 0
     # two pushes: the player gets past the box into the right room and can push box B
     assert new_pushes(sq(2, 6)) > 0
+
+
+def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
+    # the room and corral answers are remembered by sub-problem: a second pass over the same
+    # positions is answered from the memos and must agree with the first
+    remembered = 0
+    for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
+        result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
+        assert result.solved
+        run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
+        steps = []
+        before = level.board.start_boxes.astype(np.int32)
+        for i, ch in enumerate(result.lurd):
+            if ch.isupper():
+                state = verify(level, result.lurd[: i + 1]).state
+                pos = state.box_pos.astype(np.int32).copy()
+                dst = int(np.setdiff1d(pos, before)[0])
+                steps.append((pos, int(state.player), dst))
+                before = pos
+        for _ in range(2):
+            for pos, player, dst in steps:
+                run._load(pos)
+                assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
+        remembered += len(run.room_memo) + len(run.corrals.memo)
+    assert remembered > 0

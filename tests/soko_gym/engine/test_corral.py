@@ -8,6 +8,7 @@ from soko_gym.engine.corral import (
     CORRAL_DEADLOCK,
     CORRAL_OPEN,
     CORRAL_UNKNOWN,
+    CorralAnalysis,
     corral_deadlock_status,
     pi_corral_pushes_of,
 )
@@ -115,3 +116,56 @@ def test_wall_line__only_lines_that_can_overfill_are_kept():
     board, _ = position("####\n#..#\n#$$#\n#@ #\n####")
     line_of, lines = wall_lines(board.cells, board.offsets)
     assert line_of[0, board.square(1, 1)] == -1  # two squares, two goals: cannot overfill
+
+
+def _random_positions(level, n_walks, length, seed):
+    """Positions along seeded random push walks from the start (dead ends end a walk)."""
+    board = level.board
+    rng = np.random.default_rng(seed)
+    stamps = new_stamps(board.cells)
+    stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
+    out = np.zeros(4 * board.n_boxes, dtype=SQUARE_DTYPE)
+    for _ in range(n_walks):
+        box_pos = board.start_boxes.astype(SQUARE_DTYPE).copy()
+        player = int(board.start_player)
+        for _ in range(length):
+            state = soko_gym.engine.State.from_squares(board, box_pos, player)
+            yield state
+            reach_player(state.box_at, board.offsets, player, stamps, stack)
+            k = legal_pushes(board.cells, state.box_at, state.box_pos, board.offsets, stamps, out)
+            if k == 0:
+                break
+            code = int(out[rng.integers(k)])
+            box, d = code >> 2, code & 3
+            player = int(box_pos[box])
+            box_pos = box_pos.copy()
+            box_pos[box] += int(board.offsets[d])
+
+
+def test_corral_memo__answers_as_a_fresh_search_and_reuses_repeated_corrals():
+    hits = 0
+    for level in soko_gym.load_levels("microban:1-12"):
+        analysis = CorralAnalysis(level.board, memo=1 << 12)
+        tiny = CorralAnalysis(level.board, memo=1)  # starts over at every new answer
+        for state in _random_positions(level, n_walks=6, length=25, seed=7):
+            fresh = corral_deadlock_status(level.board, state)
+            for memo in (analysis, tiny):
+                memo.label(state)
+                assert memo.deadlock_status() == fresh, (level.title, state.box_pos.tolist())
+        hits += analysis.memo_hits
+    assert hits > 0
+
+
+def test_corral_memo__a_repeated_corral_is_answered_without_a_search():
+    board, state = position(CORRAL_DEAD)
+    analysis = CorralAnalysis(board, memo=16)
+    analysis.label(state)
+    assert analysis.deadlock_status() == CORRAL_DEADLOCK
+    assert analysis.memo_hits == 0
+    # the player elsewhere in its region: the same sub-problem
+    moved = soko_gym.engine.State.from_squares(board, state.box_pos, board.square(1, 1))
+    analysis.label(moved)
+    assert analysis.deadlock_status() == CORRAL_DEADLOCK
+    assert analysis.memo_hits == 1
+    with pytest.raises(ValueError, match="memo"):
+        CorralAnalysis(board, memo=-1)
