@@ -9,7 +9,8 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
   (the nearest by walking distance); the sink room is the room of the basin holding the most
   boxes of the initial position. Levels whose targets have no such room (targets in every
   room, or no rooms) get no sink: rule 1 never applies and the basin is the union of all
-  targets' basins.
+  targets' basins. The paper's choice is a guess; when its search cannot empty the targets,
+  the runners-up are tried (``compute_packing_plan``).
 - *Packing plan search*: a backward FESS search. It starts from the solved position (one root
   per player region) and pulls boxes. Rule 1: when a box can be pulled into the sink room it
   leaves the board, and other moves are not generated. Rule 2: otherwise pull boxes far from
@@ -141,13 +142,20 @@ def target_basins(board: Board) -> np.ndarray:
     return out
 
 
-def choose_sink(board: Board, rooms: Rooms, basins: np.ndarray) -> tuple[int, int]:
-    """(sink room, target whose basin it serves), or (-1, -1) when no room qualifies."""
+def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
+    """Sink rooms to try, best first, each with the target whose basin it serves.
+
+    First the paper's choice and its runners-up: per target, the room its basin meets first
+    (nearest by walking distance, rooms holding targets excluded), ranked by the boxes of the
+    initial position in that basin, then by the basin's size. Then every other room without
+    targets that some basin meets, ranked by the boxes it holds at the start. Empty when no
+    room qualifies.
+    """
     goal_rooms = {int(rooms.room_id[g]) for g in board.goals.tolist()} - {-1}
     start = np.zeros(board.n_cells, dtype=bool)
     start[board.start_boxes] = True
-    best = (-1, -1)
-    best_key: tuple[int, int] | None = None
+    ranked: dict[int, tuple[tuple[int, int], int]] = {}  # room -> (key, goal)
+    touched: dict[int, int] = {}  # room -> a goal whose basin meets it
     for g, goal in enumerate(board.goals.tolist()):
         dist = walk_distance_from(board, np.array([goal]))
         basin = basins[g].astype(bool)
@@ -156,11 +164,24 @@ def choose_sink(board: Board, rooms: Rooms, basins: np.ndarray) -> tuple[int, in
         if not candidates.any():
             continue
         squares = np.flatnonzero(candidates)
+        for r in np.unique(rooms.room_id[squares]).tolist():
+            touched.setdefault(int(r), g)
         room = int(rooms.room_id[squares[np.argmin(dist[squares])]])
         key = (int((basin & start).sum()), int(basin.sum()))
-        if best_key is None or key > best_key:
-            best_key, best = key, (room, g)
-    return best
+        if room not in ranked or key > ranked[room][0]:
+            ranked[room] = (key, g)
+    order = sorted(ranked.items(), key=lambda kv: (-kv[1][0][0], -kv[1][0][1], kv[1][1]))
+    out = [(room, g) for room, (_, g) in order]
+    rest = [r for r in touched if r not in ranked]
+    rest.sort(key=lambda r: (-int((start & (rooms.room_id == r)).sum()), r))
+    out += [(r, touched[r]) for r in rest]
+    return out
+
+
+def choose_sink(board: Board, rooms: Rooms, basins: np.ndarray) -> tuple[int, int]:
+    """The paper's sink room and the target whose basin it serves, or (-1, -1) without one."""
+    candidates = sink_candidates(board, rooms, basins)
+    return candidates[0] if candidates else (-1, -1)
 
 
 class _PullNode:
@@ -200,8 +221,17 @@ def compute_packing_plan(
     max_nodes: int = 3000,
     max_seconds: float | None = 10.0,
     use_sink: bool = True,
+    max_sinks: int = 4,
 ) -> PackingPlan:
     """Run the packing-plan search (module docstring) and return the plan.
+
+    The paper's sink room comes first; when its search ends with boxes still on the board, the
+    next candidates (``sink_candidates``) are tried, up to ``max_sinks`` rooms, each with the
+    full node budget and all within ``max_seconds``. The first complete plan is taken, else
+    the one that removed the most boxes (the earliest candidate on a tie). The sink
+    assumption is a guess about the level; a sink its search cannot empty the targets into is
+    a wrong guess, and its incomplete plan would point the search's first two feature axes
+    the wrong way.
 
     ``use_sink=False`` plans as for a level without a sink room (targets only, in the order
     the backward search vacates them; the basin is every target's): the variant for levels
@@ -210,29 +240,45 @@ def compute_packing_plan(
     Args:
         board: the level's static arrays.
         rooms: the level's rooms; computed when omitted.
-        max_nodes: most positions the backward search stores.
-        max_seconds: time budget of the backward search (None: no limit).
+        max_nodes: most positions the backward search stores, per sink room tried.
+        max_seconds: time budget of the whole computation (None: no limit).
         use_sink: False plans without a sink room (see above).
+        max_sinks: most sink rooms tried (1: the paper's choice only).
     """
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
+    if max_sinks < 1:
+        raise ValueError(f"max_sinks must be positive, got {max_sinks}")
     t0 = time.perf_counter()
+    deadline = None if max_seconds is None else t0 + max_seconds
     rooms = rooms if rooms is not None else analyze_rooms(board)
-    n = board.n_cells
     basins = target_basins(board)
-    sink_room, sink_goal = choose_sink(board, rooms, basins) if use_sink else (-1, -1)
-    sink = np.zeros(n, dtype=np.uint8)
-    if sink_room >= 0:
-        sink[rooms.room_id == sink_room] = 1
-        basin = basins[sink_goal].copy()
-    else:
-        basin = basins.max(axis=0).astype(np.uint8) if basins.size else np.zeros(n, np.uint8)
+    candidates = sink_candidates(board, rooms, basins)[:max_sinks] if use_sink else []
     near = walk_distance_from(board, board.goals)
     near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
-    start_box = np.zeros(n, dtype=np.uint8)
+    start_box = np.zeros(board.n_cells, dtype=np.uint8)
     start_box[board.start_boxes] = 1
-    search = _PullSearch(board, near, sink, start_box)
-    best = search.run(max_nodes, None if max_seconds is None else t0 + max_seconds)
+    chosen = None
+    nodes = 0
+    for sink_room, sink_goal in candidates or [(-1, -1)]:
+        if chosen is not None and deadline is not None and time.perf_counter() > deadline:
+            break
+        sink = np.zeros(board.n_cells, dtype=np.uint8)
+        if sink_room >= 0:
+            sink[rooms.room_id == sink_room] = 1
+        search = _PullSearch(board, near, sink, start_box)
+        best = search.run(max_nodes, deadline)
+        nodes += search.n_nodes
+        if chosen is None or best.key[0] < chosen[0].key[0]:
+            chosen = (best, sink_room, sink_goal, sink)
+        if best.key[0] == 0:
+            break
+    assert chosen is not None
+    best, sink_room, sink_goal, sink = chosen
+    if sink_room >= 0:
+        basin = basins[sink_goal].copy()
+    else:
+        basin = basins.max(axis=0).astype(np.uint8) if basins.size else np.zeros_like(sink)
     # boxes the best position still holds are filled first, the deepest (farthest from the
     # sink, or from the boxes' start squares without one) first
     depth = walk_distance_from(board, np.flatnonzero(sink) if sink_room >= 0 else board.start_boxes)
@@ -247,7 +293,7 @@ def compute_packing_plan(
         sink=sink,
         sink_room=sink_room,
         complete=bool(best.key[0] == 0),
-        nodes=search.n_nodes,
+        nodes=nodes,
         seconds=time.perf_counter() - t0,
     )
 

@@ -188,6 +188,8 @@ class FessPlanner(Planner):
             of two); a search that runs out proves nothing.
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
+        plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
+            boxes on the board (1: the paper's choice only).
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
     """
@@ -207,9 +209,10 @@ class FessPlanner(Planner):
         pi_corrals: bool = True,
         room_axis: bool = True,
         plan: str = "sink",
-        deadlock_budget: int = 256,
+        deadlock_budget: int = 1024,
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
+        plan_sinks: int = 4,
         seed: int | None = None,
     ) -> None:
         for name, value in (("advisor_weight", advisor_weight), ("move_weight", move_weight)):
@@ -234,6 +237,8 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
+        if isinstance(plan_sinks, bool) or not isinstance(plan_sinks, int) or plan_sinks < 1:
+            raise ValueError(f"plan_sinks must be a positive integer, got {plan_sinks!r}")
         self.advisor_weight = advisor_weight
         self.move_weight = move_weight
         self.advisors = names
@@ -247,6 +252,7 @@ class FessPlanner(Planner):
         self.deadlock_budget = deadlock_budget
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
+        self.plan_sinks = plan_sinks
         self.seed = seed
         # set by a portfolio (planners.portfolio): polled during the search, True stops it
         self.stop_check: Callable[[], bool] | None = None
@@ -256,15 +262,19 @@ class FessPlanner(Planner):
         """Worker options of a FESS portfolio (``planners.portfolio``).
 
         Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
-        the paper's alternative) with seeded tie-breaking; further workers alternate the two
-        spaces, each worker with its own seed (the caller's seed plus its index). A
-        ``room_axis`` the caller set holds for every worker.
+        the paper's alternative) with seeded tie-breaking and the paper's sink room even when
+        its packing plan is incomplete (worker 0 tries further sink rooms then: a complete
+        plan is usually the better guide, not always); further workers alternate the two
+        configurations, each worker with its own seed (the caller's seed plus its index). A
+        ``room_axis`` or ``plan_sinks`` the caller set holds for every worker.
         """
         out = [dict(options)]
         seed = options.get("seed") or 0
         for i in range(1, workers):
-            room_axis = options.get("room_axis", i % 2 == 0)
-            out.append({**options, "room_axis": room_axis, "seed": seed + i})
+            odd = i % 2 == 1
+            room_axis = options.get("room_axis", not odd)
+            sinks = options.get("plan_sinks", 1 if odd else 4)
+            out.append({**options, "room_axis": room_axis, "plan_sinks": sinks, "seed": seed + i})
         return out
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
@@ -293,6 +303,7 @@ class _FessRun:
             max_nodes=cfg.plan_nodes,
             max_seconds=plan_deadline,
             use_sink=cfg.plan == "sink",
+            max_sinks=cfg.plan_sinks,
         )
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps

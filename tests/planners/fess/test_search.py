@@ -81,7 +81,13 @@ def test_weights_and_advisors_are_options():
 
 @pytest.mark.parametrize(
     "options",
-    [{"plan": "targets"}, {"room_axis": False}, {"deadlock_budget": 1024}, {"seed": 3}],
+    [
+        {"plan": "targets"},
+        {"room_axis": False},
+        {"deadlock_budget": 256},
+        {"plan_sinks": 1},
+        {"seed": 3},
+    ],
 )
 def test_search_variants_solve_and_verify(options):
     for level in load_levels("microban:1-4") + load_levels("xsokoban:1"):
@@ -95,6 +101,9 @@ def test_bad_variant_options_are_refused():
     for budget in (0, 100, 8, True, 256.0):
         with pytest.raises(ValueError, match="deadlock_budget"):
             planners.get_planner("fess", deadlock_budget=budget)
+    for sinks in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="plan_sinks"):
+            planners.get_planner("fess", plan_sinks=sinks)
 
 
 def _run(xsb):
@@ -265,3 +274,16 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
                 assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
         remembered += len(run.room_memo) + len(run.corrals.memo)
     assert remembered > 0
+
+
+def test_packing_plan_tries_the_next_sink_room_when_the_first_cannot_be_emptied_into():
+    # XSokoban 31: the paper's sink room (the basin holding the most boxes) leaves boxes on
+    # the board; the next candidate takes them all
+    board = load_levels("xsokoban:31")[0].board
+    first = compute_packing_plan(board, max_sinks=1)
+    assert not first.complete
+    plan = compute_packing_plan(board)
+    assert plan.complete and plan.sink_room != first.sink_room
+    assert plan.nodes > first.nodes  # both searches counted
+    with pytest.raises(ValueError, match="max_sinks"):
+        compute_packing_plan(board, max_sinks=0)
