@@ -6,7 +6,8 @@ Per level: the packing plan (complete or not, steps), nodes, nodes per second of
 the profiler, so about 10% below an unprofiled run), feature-space cells, the most plan steps
 any position realised, the share of positions later marked dead, deadlocks by kind, and the
 time split: the move generator kernel, the corral, room, retrograde and frozen-box deadlock
-tests, the move-ordering kernel and the Python search loop (everything else).
+tests, the learned-pattern matcher, the move-ordering kernel and the Python search loop
+(everything else).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ PARTS = {
     "retrograde_deadlock": "retrograde",
     "is_deadlock": "frozen",
     "order_moves": "order",
+    "match_learned": "learned",
 }
-COLUMNS = ("moves", "corral", "room", "retrograde", "frozen", "order", "python")
+COLUMNS = ("moves", "corral", "room", "retrograde", "frozen", "learned", "order", "python")
 
 
 def profile_level(level, seconds: float) -> dict:

@@ -55,7 +55,8 @@ DL_BIPARTITE = 3
 DL_RETROGRADE = 4
 DL_ROOM = 5
 DL_CORRAL = 6
-N_DEADLOCK_KINDS = 7
+DL_LEARNED = 7  # a pattern learned from an earlier room or corral proof (planners.fess.learned)
+N_DEADLOCK_KINDS = 8
 
 
 MoveTables = namedtuple(

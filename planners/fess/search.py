@@ -43,6 +43,7 @@ from planners._kernels.fess_moves import (
     DL_CORRAL,
     DL_DEAD_SQUARE,
     DL_FREEZE,
+    DL_LEARNED,
     DL_PATTERN,
     DL_RETROGRADE,
     DL_ROOM,
@@ -73,6 +74,7 @@ from planners.base import Outcome, Planner, Push
 from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
 from planners.fess.frozen import FrozenBipartite
+from planners.fess.learned import LearnedPatterns
 from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
@@ -92,6 +94,7 @@ DEADLOCK_NAMES = {
     DL_RETROGRADE: "retrograde",
     DL_ROOM: "room",
     DL_CORRAL: "corral",
+    DL_LEARNED: "learned",
 }
 # the move columns a node keeps (int16 copy), in this order
 _KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
@@ -190,6 +193,8 @@ class FessPlanner(Planner):
         plan_seconds: time budget of the packing-plan search.
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
             boxes on the board (1: the paper's choice only).
+        learned: store what each room or corral deadlock proof proved as a pattern and test
+            every new position against the patterns (``planners.fess.learned``).
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
     """
@@ -213,6 +218,7 @@ class FessPlanner(Planner):
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         plan_sinks: int = 4,
+        learned: bool = True,
         seed: int | None = None,
     ) -> None:
         for name, value in (("advisor_weight", advisor_weight), ("move_weight", move_weight)):
@@ -253,6 +259,7 @@ class FessPlanner(Planner):
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.plan_sinks = plan_sinks
+        self.learned = learned
         self.seed = seed
         # set by a portfolio (planners.portfolio): polled during the search, True stops it
         self.stop_check: Callable[[], bool] | None = None
@@ -367,6 +374,7 @@ class _FessRun:
         self.room_memo: dict[tuple[int, int, int], int] = {}
         self.corrals = CorralAnalysis(board, budget, memo=_CORRAL_MEMO)
         self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
+        self.learned = LearnedPatterns(board) if cfg.learned else None
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}
         self.active: list[tuple] = []
@@ -408,6 +416,8 @@ class _FessRun:
             return DL_RETROGRADE
         if self.frozen_bipartite is not None and self.frozen_bipartite.is_deadlock(box_pos):
             return DL_BIPARTITE
+        if self.learned is not None and self.learned.match(self.box_at, box_pos, player) >= 0:
+            return DL_LEARNED
         if cfg.room_deadlocks and self.rooms.n_rooms:
             room = int(self.rooms.room_id[dst])
             if room < 0:  # a corridor square next to a room belongs to that room's area
@@ -433,11 +443,15 @@ class _FessRun:
                     if len(self.room_memo) >= _CORRAL_MEMO:
                         self.room_memo.clear()
                     self.room_memo[key] = int(status)
+                    if status == ROOM_DEADLOCK and self.learned is not None:
+                        self.learned.add(squares[self.box_at[squares] >= 0], int(norm))
                 if status == ROOM_DEADLOCK:
                     return DL_ROOM
         if cfg.corral_deadlocks:
             self.corrals.label(State(box_pos, self.box_at, player, 0))
             if self.corrals.deadlock_status() == CORRAL_DEADLOCK:
+                if self.learned is not None and self.corrals.proof is not None:
+                    self.learned.add(*self.corrals.proof)
                 return DL_CORRAL
         return -1
 

@@ -540,6 +540,7 @@ class CorralAnalysis:
         self.memo_size = memo
         self.memo: dict[tuple[int, int, int], int] = {}
         self.memo_hits = 0
+        self.proof: tuple[np.ndarray, int] | None = None
         self.scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
         self.stamps = new_stamps(board.cells)
         self.stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
@@ -593,12 +594,27 @@ class CorralAnalysis:
         alive = b.dead[squares + b.offsets[dirs]] == 0
         return (squares * 4 + dirs)[alive]
 
+    def _corral_boxes(self, k: int) -> np.ndarray:
+        """Squares of corral ``k``'s boxes: its barrier and the boxes inside it."""
+        info = self.scratch.info
+        bs, bl = int(info[k, INFO_BARRIER_START]), int(info[k, INFO_BARRIER_LEN])
+        rs, rl = int(info[k, INFO_REGION_START]), int(info[k, INFO_REGION_LEN])
+        region = self.scratch.region[rs : rs + rl]
+        inside = region[self.state.box_at[region] >= 0]
+        return np.concatenate([self.scratch.barrier[bs : bs + bl], inside])
+
     def deadlock_status(self) -> int:
-        """The corral deadlock test on the labelled position (see ``corral_deadlock_status``)."""
+        """The corral deadlock test on the labelled position (see ``corral_deadlock_status``).
+
+        When a search (not the memo) proves a deadlock, ``proof`` holds what it proved: the
+        squares of the corral's boxes and the player's normalized square with only those boxes
+        on the board (a pattern every position containing both is dead in); else None.
+        """
         b = self.board
         st = self.state
         sc = self.scratch
         result = CORRAL_OPEN
+        self.proof = None
         for k in range(self.n_corrals):
             if sc.info[k, INFO_NEEDS_PUSH] == 0:
                 continue
@@ -628,6 +644,12 @@ class CorralAnalysis:
                     self.memo.clear()
                 self.memo[key] = int(status)
             if status == CORRAL_DEADLOCK:
+                if key is None:
+                    key = corral_key(
+                        b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier, sc.info, k,
+                        int(st.player), sc.sub_box_at, self.stamps, self.stack,
+                    )  # fmt: skip
+                self.proof = (self._corral_boxes(k), int(key[2]))
                 return CORRAL_DEADLOCK
             if status == CORRAL_UNKNOWN:
                 result = CORRAL_UNKNOWN

@@ -37,7 +37,7 @@ def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
     assert s["nodes"] >= 2 and s["cells"] >= 1
     assert sum(s["advisor_hits"].values()) > 0
     assert set(s["deadlocks"]) == {
-        "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral",
+        "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral", "learned",
     }  # fmt: skip
     assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
     assert s["sink_room"] >= 0 and s["plan_complete"]

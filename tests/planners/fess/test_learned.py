@@ -1,0 +1,97 @@
+"""LearnedPatterns: deadlock proofs stored as patterns and matched in later positions."""
+
+import numpy as np
+import pytest
+
+import planners
+from planners import SearchLimits
+from planners.fess.learned import LearnedPatterns
+from planners.fess.search import FessPlanner, _FessRun
+from soko_gym.engine.board import State
+from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
+from soko_gym.levels import Level, load_levels, verify
+
+# the doorway box can go one square into the right room, then both boxes are stuck; the left
+# room is wide enough for a third box that plays no part
+CORRAL_DEAD = "##########\n#.   #   #\n# $  #   #\n# @  $ $.#\n#    #   #\n#.   #   #\n##########"
+
+
+def _state(board, squares, player):
+    return State.from_squares(board, np.array(squares, dtype=np.int32), player)
+
+
+def _proof(board, state):
+    analysis = CorralAnalysis(board, memo=16)
+    analysis.label(state)
+    assert analysis.deadlock_status() == CORRAL_DEADLOCK
+    assert analysis.proof is not None
+    return analysis.proof
+
+
+def test_a_corral_proof_matches_positions_that_contain_it_and_no_others():
+    board = Level.from_xsb(CORRAL_DEAD).board
+    door, inner, spare = board.square(3, 5), board.square(3, 7), board.square(2, 2)
+    squares, norm = _proof(board, board.initial_state())
+    assert sorted(squares.tolist()) == sorted([door, inner])  # the spare box plays no part
+    learned = LearnedPatterns(board)
+    assert learned.add(squares, norm) and not learned.add(squares, norm)  # stored once
+    # the spare box elsewhere, the player anywhere on that side: still dead
+    state = _state(board, [door, inner, board.square(4, 2)], board.square(4, 3))
+    assert learned.match(state.box_at, state.box_pos, int(state.player)) == 0
+    # the inner box elsewhere: the pattern is not contained
+    state = _state(board, [door, board.square(2, 7), spare], board.start_player)
+    assert learned.match(state.box_at, state.box_pos, int(state.player)) == -1
+    # the player inside the right room: another region of the pattern's board
+    state = _state(board, [door, inner, spare], board.square(1, 7))
+    assert learned.match(state.box_at, state.box_pos, int(state.player)) == -1
+    assert learned.hits == 1
+    stored, stored_norm = learned.pattern(0)
+    assert stored.tolist() == sorted([door, inner]) and stored_norm == norm
+
+
+def test_the_store_grows_past_its_first_capacity_and_stops_at_its_limit():
+    board = load_levels("xsokoban:1")[0].board
+    floor = board.floor.tolist()
+    learned = LearnedPatterns(board, max_patterns=150)
+    for i in range(200):
+        learned.add(np.array([floor[i % len(floor)], floor[(i + 1) % len(floor)]]), i)
+    assert len(learned) == 150
+    for p in (0, 149):
+        squares, norm = learned.pattern(p)
+        assert norm == p and squares.size == 2
+    with pytest.raises(IndexError):
+        learned.pattern(150)
+    with pytest.raises(ValueError, match="max_patterns"):
+        LearnedPatterns(board, max_patterns=0)
+
+
+def test_learned_patterns_never_prune_a_position_on_a_solution_path():
+    # learn from a FESS search on each level (levels where it learns some), then test every
+    # position of an A* solution
+    microban = load_levels("microban:1-60")
+    levels = [microban[i - 1] for i in (3, 18, 26, 35, 36, 42, 57, 60)]
+    learned_total = 0
+    for level in levels + load_levels("xsokoban:1"):
+        run = _FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=3000), None)
+        run.run()
+        learned = run.learned
+        learned_total += len(learned)
+        result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
+        assert result.solved
+        for i, ch in enumerate(result.lurd):
+            if ch.isupper():
+                state = verify(level, result.lurd[: i + 1]).state
+                pos = state.box_pos.astype(np.int32)
+                run._load(pos)
+                assert learned.match(run.box_at, pos, int(state.player)) == -1, level.title
+    assert learned_total > 500
+
+
+def test_fess_learns_patterns_and_can_do_without_them():
+    level = load_levels("xsokoban:15")[0]
+    run = _FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=4000), None)
+    out = run.run()
+    assert len(run.learned) > 0 and out.stats["deadlocks"]["learned"] > 0
+    run = _FessRun(FessPlanner(learned=False), level.board, SearchLimits(max_nodes=500), None)
+    out = run.run()
+    assert run.learned is None and out.stats["deadlocks"]["learned"] == 0
