@@ -22,8 +22,9 @@ from planners._kernels.fess import (
     count_pushes_from_fill,
     count_regions,
 )
+from planners._kernels.fess_learned import move_matches_learned
 from planners._kernels.packing import pull_paths
-from soko_gym.engine.constants import DIST_INF, FLOOR, GOAL
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock
 from soko_gym.engine.patterns import is_pattern_deadlock
@@ -109,6 +110,7 @@ MoveScratch = namedtuple(
         "edge_stack",  # int32[4 * n_cells]
         "block",  # int32[4 * n_cells] biconnected block of each (square, direction) edge
         "kinds",  # int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to)
+        "sub_box_at",  # int16[n_cells], all -1: boxes of a learned pattern's board
     ],
 )
 
@@ -139,6 +141,7 @@ def new_move_scratch(cells: np.ndarray, n_boxes: int, n_rooms: int) -> MoveScrat
         edge_stack=np.zeros(4 * n, dtype=np.int32),
         block=np.full(4 * n, -1, dtype=np.int32),
         kinds=np.zeros(N_DEADLOCK_KINDS, dtype=np.int64),
+        sub_box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
     )
 
 
@@ -279,14 +282,16 @@ def _block_box_paths(cells, box_at, offsets, src, sc):
 
 
 @njit(cache=True, nogil=True)
-def push_moves(tables, sc, box_at, box_pos, player, moves):
+def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     """Write every macro push move of a position and its features into ``moves``.
 
-    Rejected moves (the box on a simple dead square, frozen off goal, in a deadlock pattern, or
-    a bipartite deadlock when ``tables.flags[0]``) are counted per kind in ``sc.kinds``.
+    Rejected moves (the box on a simple dead square, frozen off goal, in a deadlock pattern, a
+    bipartite deadlock when ``tables.flags[0]``, or completing a learned pattern with the
+    player in its region) are counted per kind in ``sc.kinds``.
 
     Args:
         tables: ``MoveTables`` of the search; sc: ``MoveScratch``.
+        learned: ``LearnedTables`` of the search's learned patterns (``count[0]`` 0: none).
         box_at: int16[n_cells] box index per square (restored on return).
         box_pos: int32[n_boxes] box squares (restored on return).
         player: player square (int64).
@@ -377,8 +382,9 @@ def push_moves(tables, sc, box_at, box_pos, player, moves):
                     rejected = True
             if not rejected:
                 n_moves = _emit_moves(
-                    tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn
-                )
+                    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst,
+                    first, conn,
+                )  # fmt: skip
             box_at[dst] = -1
             box_pos[b] = src
         box_at[src] = b
@@ -386,7 +392,9 @@ def push_moves(tables, sc, box_at, box_pos, player, moves):
 
 
 @njit(cache=True, nogil=True)
-def _emit_moves(tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn):
+def _emit_moves(
+    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn
+):
     """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region."""
     cells = tables.cells
     offsets = tables.offsets
@@ -429,6 +437,11 @@ def _emit_moves(tables, sc, box_at, box_pos, player, moves, n_moves, b, src, dst
                     new_pushes += 1
         # mobility: pushes from the region just filled, dead squares left out
         n_mob, _ = count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps)
+        if dst != src and move_matches_learned(
+            learned, box_at, dst, stand, offsets, sc.sub_box_at, stamps, sc.stack
+        ):  # the fill is spent: this check may overwrite it
+            sc.kinds[DL_LEARNED] += 1
+            continue
         if not have_features:
             have_features = True
             packed = count_packed(box_at, tables.plan_src, tables.plan_dst)

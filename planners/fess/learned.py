@@ -9,63 +9,31 @@ same region of the ``S``-only board, is therefore dead too: its other boxes can 
 pushes, never enable one.
 
 ``LearnedPatterns`` stores each proof as a pattern (the squares of ``S`` and the player's
-normalized square on the ``S``-only board) and matches new positions against all of them:
-a pattern is looked at only when a box stands on its smallest square, and the player's region
-is computed only when every square of the pattern holds a box. This catches positions the
-tests that made the pattern would miss: a room test runs only on the room a move ends in, a
-corral test only when the corral has the same shape, and positions created before the
-pattern was learned keep producing children that contain it.
+normalized square on the ``S``-only board). New positions are matched against all of them
+(a pattern is looked at only when a box stands on its smallest square, and the player's
+region is computed only when every square of the pattern holds a box), and the move
+generator drops every move whose box completes a pattern, before it becomes a position
+(``planners._kernels.fess_learned``). This catches positions the tests that made the pattern
+would miss: a room test runs only on the room a move ends in, a corral test only when the
+corral has the same shape, and positions created before the pattern was learned keep
+producing children that contain it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from planners._kernels.fess_learned import LearnedTables, match_learned
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.reach import new_stamps, reach_player
-
-
-@njit(cache=True, nogil=True)
-def match_learned(
-    box_at, box_pos, player, offsets, squares, start, norm, head, nxt, sub_box_at, stamps, stack
-):
-    """Index of a stored pattern the position contains, or -1.
-
-    Args:
-        box_at: int16[n_cells]; box_pos: int32[n_boxes]; player: the position.
-        offsets: int32[4] flat index step per direction.
-        squares: int32[...] the patterns' squares, increasing within a pattern.
-        start: int32[n_patterns + 1] pattern ``p`` owns ``squares[start[p]:start[p + 1]]``.
-        norm: int32[n_patterns] the player's normalized square on each pattern's board.
-        head: int32[n_cells] first pattern whose smallest square is this square, -1 for none.
-        nxt: int32[n_patterns] next pattern with the same smallest square, -1 at the end.
-        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
-        stamps: uint32[n_cells + 1]; stack: int32[n_cells]: fill scratch.
-    """
-    for b in range(box_pos.shape[0]):
-        p = head[box_pos[b]]
-        while p >= 0:
-            full = True
-            for i in range(start[p] + 1, start[p + 1]):
-                if box_at[squares[i]] < 0:
-                    full = False
-                    break
-            if full:
-                for i in range(start[p], start[p + 1]):
-                    sub_box_at[squares[i]] = 0
-                _, where = reach_player(sub_box_at, offsets, np.int64(player), stamps, stack)
-                for i in range(start[p], start[p + 1]):
-                    sub_box_at[squares[i]] = -1
-                if where == norm[p]:
-                    return p
-            p = nxt[p]
-    return -1
+from soko_gym.engine.reach import new_stamps
 
 
 class LearnedPatterns:
     """Deadlock patterns learned during one search (module docstring).
+
+    ``tables`` is the kernels' view of the store (``LearnedTables``); take it again after
+    ``add``, which may grow the arrays.
 
     Args:
         board: the level's static arrays.
@@ -78,20 +46,26 @@ class LearnedPatterns:
         self.board = board
         self.max_patterns = max_patterns
         n = board.n_cells
-        self.squares = np.zeros(256, dtype=SQUARE_DTYPE)
-        self.start = np.zeros(65, dtype=SQUARE_DTYPE)
-        self.norm = np.zeros(64, dtype=SQUARE_DTYPE)
-        self.nxt = np.full(64, -1, dtype=SQUARE_DTYPE)
-        self.head = np.full(n, -1, dtype=SQUARE_DTYPE)
-        self.n_patterns = 0
         self.hits = 0
         self._known: set[tuple[bytes, int]] = set()
+        self._n_squares = 0
+        self.tables = LearnedTables(
+            squares=np.zeros(256, dtype=SQUARE_DTYPE),
+            start=np.zeros(65, dtype=SQUARE_DTYPE),
+            norm=np.zeros(64, dtype=SQUARE_DTYPE),
+            head=np.full(n, -1, dtype=SQUARE_DTYPE),
+            nxt=np.full(64, -1, dtype=SQUARE_DTYPE),
+            occ_head=np.full(n, -1, dtype=SQUARE_DTYPE),
+            occ_next=np.full(256, -1, dtype=SQUARE_DTYPE),
+            occ_pat=np.zeros(256, dtype=SQUARE_DTYPE),
+            count=np.zeros(1, dtype=np.int64),
+        )
         self._sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._stamps = new_stamps(board.cells)
         self._stack = np.zeros(n, dtype=SQUARE_DTYPE)
 
     def __len__(self) -> int:
-        return self.n_patterns
+        return int(self.tables.count[0])
 
     def add(self, squares: np.ndarray, norm: int) -> bool:
         """Store the pattern (box squares, player's normalized square on their board).
@@ -99,39 +73,51 @@ class LearnedPatterns:
         Returns False when it is known already or the store is full.
         """
         sq = np.unique(np.asarray(squares, dtype=SQUARE_DTYPE))
-        if sq.size == 0 or self.n_patterns >= self.max_patterns:
+        p = len(self)
+        if sq.size == 0 or p >= self.max_patterns:
             return False
         key = (sq.tobytes(), int(norm))
         if key in self._known:
             return False
         self._known.add(key)
-        p = self.n_patterns
-        if p + 1 >= self.norm.shape[0]:
-            grow = self.norm.shape[0] * 2
-            self.norm = np.resize(self.norm, grow)
-            self.nxt = np.resize(self.nxt, grow)
-            self.start = np.resize(self.start, grow + 1)
-        begin = int(self.start[p])
+        t = self.tables
+        if p + 1 >= t.norm.shape[0]:
+            grow = 2 * t.norm.shape[0]
+            t = t._replace(
+                norm=np.resize(t.norm, grow),
+                nxt=np.resize(t.nxt, grow),
+                start=np.resize(t.start, grow + 1),
+            )
+        begin = self._n_squares
         end = begin + sq.size
-        if end > self.squares.shape[0]:
-            self.squares = np.resize(self.squares, max(2 * self.squares.shape[0], end))
-        self.squares[begin:end] = sq
-        self.start[p + 1] = end
-        self.norm[p] = norm
+        if end > t.squares.shape[0]:
+            grow = max(2 * t.squares.shape[0], end)
+            t = t._replace(
+                squares=np.resize(t.squares, grow),
+                occ_next=np.resize(t.occ_next, grow),
+                occ_pat=np.resize(t.occ_pat, grow),
+            )
+        t.squares[begin:end] = sq
+        t.start[p + 1] = end
+        t.norm[p] = norm
         first = int(sq[0])
-        self.nxt[p] = self.head[first]
-        self.head[first] = p
-        self.n_patterns = p + 1
+        t.nxt[p] = t.head[first]
+        t.head[first] = p
+        for e, square in enumerate(sq.tolist(), start=begin):
+            t.occ_pat[e] = p
+            t.occ_next[e] = t.occ_head[square]
+            t.occ_head[square] = e
+        t.count[0] = p + 1
+        self._n_squares = end
+        self.tables = t
         return True
 
     def match(self, box_at: np.ndarray, box_pos: np.ndarray, player: int) -> int:
         """Index of a stored pattern the position contains (it is dead), or -1."""
-        if self.n_patterns == 0:
-            return -1
         p = int(
             match_learned(
-                box_at, box_pos, player, self.board.offsets, self.squares, self.start,
-                self.norm, self.head, self.nxt, self._sub_box_at, self._stamps, self._stack,
+                self.tables, box_at, box_pos, player, self.board.offsets, self._sub_box_at,
+                self._stamps, self._stack,
             )
         )  # fmt: skip
         if p >= 0:
@@ -140,9 +126,10 @@ class LearnedPatterns:
 
     def pattern(self, p: int) -> tuple[np.ndarray, int]:
         """The squares and the player's normalized square of pattern ``p``."""
-        if not 0 <= p < self.n_patterns:
-            raise IndexError(f"no pattern {p}: {self.n_patterns} stored")
-        return self.squares[self.start[p] : self.start[p + 1]].copy(), int(self.norm[p])
+        if not 0 <= p < len(self):
+            raise IndexError(f"no pattern {p}: {len(self)} stored")
+        t = self.tables
+        return t.squares[t.start[p] : t.start[p + 1]].copy(), int(t.norm[p])
 
 
-__all__ = ["LearnedPatterns", "match_learned"]
+__all__ = ["LearnedPatterns"]

@@ -375,6 +375,7 @@ class _FessRun:
         self.corrals = CorralAnalysis(board, budget, memo=_CORRAL_MEMO)
         self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
         self.learned = LearnedPatterns(board) if cfg.learned else None
+        self._no_patterns = LearnedPatterns(board).tables  # count 0: matches nothing
         self.table: dict[tuple[int, int], _Node] = {}
         self.heaps: dict[tuple, list] = {}
         self.active: list[tuple] = []
@@ -477,9 +478,11 @@ class _FessRun:
 
     def _generate(self, node: _Node) -> None:
         """Fill the node's move list, weights and order (``box_at`` holds its position)."""
+        patterns = self._no_patterns if self.learned is None else self.learned.tables
         k = push_moves(
-            self.move_tables, self.scratch, self.box_at, node.box_pos, node.player, self.moves_buf
-        )
+            self.move_tables, self.scratch, patterns, self.box_at, node.box_pos,
+            node.player, self.moves_buf,
+        )  # fmt: skip
         full = self.moves_buf[:k]
         if self.cfg.pi_corrals and k:
             last = self.corrals.state  # labelled already when the node-level test ran

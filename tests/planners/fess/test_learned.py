@@ -5,6 +5,7 @@ import pytest
 
 import planners
 from planners import SearchLimits
+from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
 from planners.fess.learned import LearnedPatterns
 from planners.fess.search import FessPlanner, _FessRun
 from soko_gym.engine.board import State
@@ -84,7 +85,7 @@ def test_learned_patterns_never_prune_a_position_on_a_solution_path():
                 pos = state.box_pos.astype(np.int32)
                 run._load(pos)
                 assert learned.match(run.box_at, pos, int(state.player)) == -1, level.title
-    assert learned_total > 500
+    assert learned_total > 100
 
 
 def test_fess_learns_patterns_and_can_do_without_them():
@@ -95,3 +96,25 @@ def test_fess_learns_patterns_and_can_do_without_them():
     run = _FessRun(FessPlanner(learned=False), level.board, SearchLimits(max_nodes=500), None)
     out = run.run()
     assert run.learned is None and out.stats["deadlocks"]["learned"] == 0
+
+
+def test_the_move_generator_drops_moves_that_complete_a_learned_pattern():
+    # the left box pushed into the doorway completes the pattern the corral proof learned
+    level = Level.from_xsb(CORRAL_DEAD.replace("# @  $ $.#", "# @ $  $.#"))
+    board = level.board
+    door, inner, spare = board.square(3, 5), board.square(3, 7), board.square(2, 2)
+    run = _FessRun(FessPlanner(), board, SearchLimits(), None)
+    run.learned.add(*_proof(board, _state(board, [door, inner, spare], board.start_player)))
+    pos = board.start_boxes.astype(np.int32).copy()
+    run._load(pos)
+
+    def destinations(patterns):
+        k = push_moves(run.move_tables, run.scratch, patterns, run.box_at, pos,
+                       int(board.start_player), run.moves_buf)  # fmt: skip
+        return {int(d) for d in run.moves_buf[:k, M_DST]}
+
+    before = int(run.scratch.kinds[DL_LEARNED])
+    assert door in destinations(run._no_patterns)
+    moves = destinations(run.learned.tables)
+    assert door not in moves and board.square(3, 3) in moves  # only the dead move goes
+    assert run.scratch.kinds[DL_LEARNED] == before + 1

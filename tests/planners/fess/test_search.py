@@ -220,8 +220,8 @@ def _kernel_moves(run, pos):
     from planners._kernels.fess_moves import push_moves
 
     run._load(pos)
-    k = push_moves(run.move_tables, run.scratch, run.box_at, pos, int(run.board.start_player),
-                   run.moves_buf)  # fmt: skip
+    k = push_moves(run.move_tables, run.scratch, run._no_patterns, run.box_at, pos,
+                   int(run.board.start_player), run.moves_buf)  # fmt: skip
     return run.moves_buf[:k]
 
 
