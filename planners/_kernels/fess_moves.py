@@ -82,6 +82,7 @@ MoveTables = namedtuple(
         "pat_instance",
         "pat_boxes",
         "flags",  # int64[1]: 1 runs the bipartite test on every move
+        "zobrist",  # uint64[n_cells] Zobrist key per square (the feature cache's keys)
     ],
 )
 
@@ -111,13 +112,34 @@ MoveScratch = namedtuple(
         "block",  # int32[4 * n_cells] biconnected block of each (square, direction) edge
         "kinds",  # int64[N_DEADLOCK_KINDS] rejected moves per deadlock kind (added to)
         "sub_box_at",  # int16[n_cells], all -1: boxes of a learned pattern's board
+        "feat",  # int32[N_FEAT] the features of the destination at hand (FEAT_* slots)
+        "cache_key",  # uint64[cap] feature cache (cap a power of two): box-set hash per slot
+        "cache_val",  # int32[cap, N_FEAT] its entry; FEAT_KIND -2 marks an empty slot
     ],
 )
 
 
-def new_move_scratch(cells: np.ndarray, n_boxes: int, n_rooms: int) -> MoveScratch:
-    """Fresh scratch for ``push_moves`` on a board with cell flags ``cells``."""
+# slots of a feature-cache entry and of ``MoveScratch.feat``: what a box set alone decides
+FEAT_KIND = 0  # deadlock kind that rejects the box set, -1 for none (-2: empty cache slot)
+FEAT_VALID = 1  # 1 when the features below are filled
+FEAT_PACKED = 2
+FEAT_OOP = 3
+FEAT_ROOMS = 4
+FEAT_HOT = 5
+N_FEAT = 6
+
+
+def new_move_scratch(
+    cells: np.ndarray, n_boxes: int, n_rooms: int, cache_bits: int = 18
+) -> MoveScratch:
+    """Fresh scratch for ``push_moves`` on a board with cell flags ``cells``.
+
+    ``cache_bits``: the feature cache holds ``2 ** cache_bits`` entries (about 32 bytes each).
+    """
     n = cells.shape[0]
+    cap = 1 << cache_bits
+    cache_val = np.zeros((cap, N_FEAT), dtype=np.int32)
+    cache_val[:, FEAT_KIND] = -2
     return MoveScratch(
         stamps=new_stamps(cells),
         stack=np.zeros(n, dtype=np.int32),
@@ -142,6 +164,9 @@ def new_move_scratch(cells: np.ndarray, n_boxes: int, n_rooms: int) -> MoveScrat
         block=np.full(4 * n, -1, dtype=np.int32),
         kinds=np.zeros(N_DEADLOCK_KINDS, dtype=np.int64),
         sub_box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
+        feat=np.zeros(N_FEAT, dtype=np.int32),
+        cache_key=np.zeros(cap, dtype=np.uint64),
+        cache_val=cache_val,
     )
 
 
@@ -321,6 +346,11 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
     n_moves = 0
     n_boxes = box_pos.shape[0]
+    h0 = np.uint64(0)
+    for b in range(n_boxes):
+        h0 ^= tables.zobrist[box_pos[b]]
+    feat = sc.feat
+    mask = np.uint64(sc.cache_key.shape[0] - 1)
     for b in range(n_boxes):
         src = np.int64(box_pos[b])
         box_at[src] = -1
@@ -360,31 +390,44 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             # the box moves; each player region around it is one move
             box_at[dst] = b
             box_pos[b] = dst
-            rejected = False
+            # what the box set alone decides (deadlocks, features) may be cached: positions
+            # recur as children of many parents
+            feat[FEAT_KIND] = -1
+            feat[FEAT_VALID] = 0
+            slot = np.int64(0)
+            hit = False
             if dst != src:
-                if is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
-                    kinds[DL_FREEZE] += 1
-                    rejected = True
-                elif is_pattern_deadlock(
-                    box_at, dst, tables.pat_start, tables.pat_instance, tables.pat_boxes
-                ):
-                    kinds[DL_PATTERN] += 1
-                    rejected = True
-                elif (
-                    tables.flags[0]
-                    and _may_break_matching(cells, tables.goal_bits, src, dst)
-                    and bipartite_deadlock(
-                        cells, dead, tables.goals, tables.goal_dist, box_pos, offsets, sc.seen,
-                        sc.work,
-                    )
-                ):  # fmt: skip
-                    kinds[DL_BIPARTITE] += 1
-                    rejected = True
-            if not rejected:
+                h = h0 ^ tables.zobrist[src] ^ tables.zobrist[dst]
+                slot = np.int64((h ^ (h >> np.uint64(31))) & mask)
+                if sc.cache_key[slot] == h and sc.cache_val[slot, FEAT_KIND] != -2:
+                    hit = True
+                    feat[:] = sc.cache_val[slot]
+                else:
+                    sc.cache_key[slot] = h
+                    if is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
+                        feat[FEAT_KIND] = DL_FREEZE
+                    elif is_pattern_deadlock(
+                        box_at, dst, tables.pat_start, tables.pat_instance, tables.pat_boxes
+                    ):
+                        feat[FEAT_KIND] = DL_PATTERN
+                    elif (
+                        tables.flags[0]
+                        and _may_break_matching(cells, tables.goal_bits, src, dst)
+                        and bipartite_deadlock(
+                            cells, dead, tables.goals, tables.goal_dist, box_pos, offsets,
+                            sc.seen, sc.work,
+                        )
+                    ):  # fmt: skip
+                        feat[FEAT_KIND] = DL_BIPARTITE
+            if feat[FEAT_KIND] >= 0:
+                kinds[feat[FEAT_KIND]] += 1
+            else:
                 n_moves = _emit_moves(
                     tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst,
                     first, conn,
                 )  # fmt: skip
+            if dst != src and not (hit and feat[FEAT_VALID] == sc.cache_val[slot, FEAT_VALID]):
+                sc.cache_val[slot] = feat
             box_at[dst] = -1
             box_pos[b] = src
         box_at[src] = b
@@ -404,11 +447,7 @@ def _emit_moves(
     dist = sc.dist
     n_cells = cells.shape[0]
     covered = 0
-    have_features = False  # position features: the same for every player region
-    packed = 0
-    n_oop = 0
-    rooms = 0
-    n_hot = 0
+    feat = sc.feat  # position features: the same for every player region (maybe cached)
     for s in range(first, 4):
         if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
             continue
@@ -442,18 +481,20 @@ def _emit_moves(
         ):  # the fill is spent: this check may overwrite it
             sc.kinds[DL_LEARNED] += 1
             continue
-        if not have_features:
-            have_features = True
+        if not feat[FEAT_VALID]:
+            feat[FEAT_VALID] = 1
             packed = count_packed(box_at, tables.plan_src, tables.plan_dst)
-            n_oop = count_out_of_plan(
+            feat[FEAT_PACKED] = packed
+            feat[FEAT_OOP] = count_out_of_plan(
                 box_pos, tables.basin, tables.plan_src, tables.plan_dst, packed, sc.mark
             )
+            feat[FEAT_ROOMS] = 0
             if tables.edges.shape[0] > 0:
-                rooms = count_broken_room_edges(
+                feat[FEAT_ROOMS] = count_broken_room_edges(
                     box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label,
                     sc.stack, sc.intact,
                 )  # fmt: skip
-            n_hot = _moved_hotspots(
+            feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
             )
         row = moves[n_moves]
@@ -465,11 +506,11 @@ def _emit_moves(
         row[M_NEW_PUSHES] = new_pushes
         row[M_PUSHES] = dist[dst * 4 + s]
         row[M_MOB] = n_mob
-        row[M_PACKED] = packed
-        row[M_OOP] = n_oop
+        row[M_PACKED] = feat[FEAT_PACKED]
+        row[M_OOP] = feat[FEAT_OOP]
         row[M_CONN] = conn
-        row[M_ROOMS] = rooms
-        row[M_HOT] = n_hot
+        row[M_ROOMS] = feat[FEAT_ROOMS]
+        row[M_HOT] = feat[FEAT_HOT]
         code = dst * 4 + s
         first_dir = 0
         for _ in range(dist[code]):

@@ -347,7 +347,7 @@ class _FessRun:
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
             self.hot, self.patterns.square_start, self.patterns.square_instance,
             self.patterns.instance_boxes,
-            np.array([1 if cfg.bipartite else 0], dtype=np.int64),
+            np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
         )  # fmt: skip
         self._no_tiebreak = np.zeros(self.moves_buf.shape[0], dtype=np.int64)
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)

@@ -127,3 +127,30 @@ def _frozen_off_goal(b, box_pos):
         return False
     frozen = box_pos[seen[box_pos] == seen[-1]]
     return bool(((b.cells[frozen] & GOAL) == 0).any())
+
+
+def test_the_feature_cache_gives_the_moves_a_fresh_generator_gives():
+    # one FESS run's positions through push_moves twice with one scratch (the second pass is
+    # answered from the feature cache) and once per position with a fresh scratch
+    from planners import SearchLimits
+    from planners._kernels.fess_moves import push_moves
+    from planners.fess.search import FessPlanner, _FessRun
+
+    for level in load_levels("xsokoban:1") + load_levels("microban:60"):
+        b = level.board
+        run = _FessRun(FessPlanner(), b, SearchLimits(max_nodes=300), None)
+        run.run()
+        positions = [(n.box_pos, n.player) for n in run.table.values()][:150]
+        shared = new_move_scratch(b.cells, b.n_boxes, run.rooms.n_rooms, cache_bits=12)
+
+        def moves(sc, pos, player, run=run):
+            run._load(pos)
+            k = push_moves(run.move_tables, sc, run.learned.tables, run.box_at, pos, player,
+                           run.moves_buf)  # fmt: skip
+            return run.moves_buf[:k].copy()
+
+        for _ in range(2):
+            for pos, player in positions:
+                fresh = new_move_scratch(b.cells, b.n_boxes, run.rooms.n_rooms, cache_bits=2)
+                assert np.array_equal(moves(shared, pos, player), moves(fresh, pos, player))
+        assert (shared.cache_val[:, 0] != -2).sum() > 0  # the cache was filled and used
