@@ -19,7 +19,6 @@ from planners._kernels.fess import (
     count_hotspots,
     count_out_of_plan,
     count_packed,
-    count_pushes_from_fill,
     count_regions,
 )
 from planners._kernels.fess_learned import move_matches_learned
@@ -441,7 +440,6 @@ def _emit_moves(
     """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region."""
     cells = tables.cells
     offsets = tables.offsets
-    floor = tables.floor
     dead = tables.dead
     stamps = sc.stamps
     dist = sc.dist
@@ -459,23 +457,24 @@ def _emit_moves(
                 covered |= 1 << t
         if dst == src and stamps[player] == mk:
             continue  # back where it was, the player in its old region
+        # mobility: pushes from the region just filled, dead squares left out; the explorer's
+        # count: those of them made from squares the player could not reach before the move
+        n_mob = 0
         new_pushes = 0
-        for j in range(floor.shape[0]):
-            sq = floor[j]
-            if stamps[sq] != mk or sc.before[sq]:
-                continue
+        for j in range(box_pos.shape[0]):
+            q = np.int64(box_pos[j])
             for d in range(4):
-                nb = sq + offsets[d]
-                ahead = nb + offsets[d]
+                side = q - offsets[d]
+                ahead = q + offsets[d]
                 if (
-                    box_at[nb] >= 0
+                    stamps[side] == mk
                     and (cells[ahead] & FLOOR)
                     and box_at[ahead] < 0
                     and dead[ahead] == 0
                 ):
-                    new_pushes += 1
-        # mobility: pushes from the region just filled, dead squares left out
-        n_mob, _ = count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps)
+                    n_mob += 1
+                    if not sc.before[side]:
+                        new_pushes += 1
         if dst != src and move_matches_learned(
             learned, box_at, dst, stand, offsets, sc.sub_box_at, stamps, sc.stack
         ):  # the fill is spent: this check may overwrite it
