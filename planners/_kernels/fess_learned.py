@@ -20,14 +20,21 @@ LearnedTables = namedtuple(
         "squares",  # int32[...] the patterns' squares, increasing within a pattern
         "start",  # int32[cap + 1] pattern p owns squares[start[p]:start[p + 1]]
         "norm",  # int32[cap] the player's normalized square on each pattern's board
-        "head",  # int32[n_cells] first pattern whose smallest square is this one, -1 for none
-        "nxt",  # int32[cap] next pattern with the same smallest square, -1 at the end
         "occ_head",  # int32[n_cells] first occurrence entry of this square, -1 for none
         "occ_next",  # int32[...] next occurrence entry of the same square, -1 at the end
         "occ_pat",  # int32[...] the pattern of each occurrence entry
         "count",  # int64[1] patterns stored
     ],
 )
+
+
+@njit(cache=True, nogil=True)
+def _contained(lt, p, box_at):
+    """True when every square of pattern ``p`` holds a box."""
+    for i in range(lt.start[p], lt.start[p + 1]):
+        if box_at[lt.squares[i]] < 0:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -57,16 +64,17 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
     if lt.count[0] == 0:
         return -1
     for b in range(box_pos.shape[0]):
-        p = lt.head[box_pos[b]]
-        while p >= 0:
-            full = True
-            for i in range(lt.start[p] + 1, lt.start[p + 1]):
-                if box_at[lt.squares[i]] < 0:
-                    full = False
-                    break
-            if full and _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack):
+        sq = box_pos[b]
+        e = lt.occ_head[sq]
+        while e >= 0:
+            p = lt.occ_pat[e]
+            if (
+                lt.squares[lt.start[p]] == sq  # from its smallest square only
+                and _contained(lt, p, box_at)
+                and _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack)
+            ):
                 return p
-            p = lt.nxt[p]
+            e = lt.occ_next[e]
     return -1
 
 
@@ -88,12 +96,9 @@ def move_matches_learned(lt, box_at, dst, player, offsets, sub_box_at, stamps, s
     e = lt.occ_head[dst]
     while e >= 0:
         p = lt.occ_pat[e]
-        full = True
-        for i in range(lt.start[p], lt.start[p + 1]):
-            if box_at[lt.squares[i]] < 0:
-                full = False
-                break
-        if full and _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack):
+        if _contained(lt, p, box_at) and _region_matches(
+            lt, p, player, offsets, sub_box_at, stamps, stack
+        ):
             return True
         e = lt.occ_next[e]
     return False

@@ -394,12 +394,10 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             feat[FEAT_KIND] = -1
             feat[FEAT_VALID] = 0
             slot = np.int64(0)
-            hit = False
             if dst != src:
                 h = h0 ^ tables.zobrist[src] ^ tables.zobrist[dst]
                 slot = np.int64((h ^ (h >> np.uint64(31))) & mask)
                 if sc.cache_key[slot] == h and sc.cache_val[slot, FEAT_KIND] != -2:
-                    hit = True
                     feat[:] = sc.cache_val[slot]
                 else:
                     sc.cache_key[slot] = h
@@ -425,7 +423,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                     tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst,
                     first, conn,
                 )  # fmt: skip
-            if dst != src and not (hit and feat[FEAT_VALID] == sc.cache_val[slot, FEAT_VALID]):
+            if dst != src:  # features filled by _emit_moves are kept for the next time
                 sc.cache_val[slot] = feat
             box_at[dst] = -1
             box_pos[b] = src

@@ -53,8 +53,6 @@ class LearnedPatterns:
             squares=np.zeros(256, dtype=SQUARE_DTYPE),
             start=np.zeros(65, dtype=SQUARE_DTYPE),
             norm=np.zeros(64, dtype=SQUARE_DTYPE),
-            head=np.full(n, -1, dtype=SQUARE_DTYPE),
-            nxt=np.full(64, -1, dtype=SQUARE_DTYPE),
             occ_head=np.full(n, -1, dtype=SQUARE_DTYPE),
             occ_next=np.full(256, -1, dtype=SQUARE_DTYPE),
             occ_pat=np.zeros(256, dtype=SQUARE_DTYPE),
@@ -83,11 +81,7 @@ class LearnedPatterns:
         t = self.tables
         if p + 1 >= t.norm.shape[0]:
             grow = 2 * t.norm.shape[0]
-            t = t._replace(
-                norm=np.resize(t.norm, grow),
-                nxt=np.resize(t.nxt, grow),
-                start=np.resize(t.start, grow + 1),
-            )
+            t = t._replace(norm=np.resize(t.norm, grow), start=np.resize(t.start, grow + 1))
         begin = self._n_squares
         end = begin + sq.size
         if end > t.squares.shape[0]:
@@ -100,9 +94,6 @@ class LearnedPatterns:
         t.squares[begin:end] = sq
         t.start[p + 1] = end
         t.norm[p] = norm
-        first = int(sq[0])
-        t.nxt[p] = t.head[first]
-        t.head[first] = p
         for e, square in enumerate(sq.tolist(), start=begin):
             t.occ_pat[e] = p
             t.occ_next[e] = t.occ_head[square]

@@ -178,12 +178,6 @@ def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tupl
     return out
 
 
-def choose_sink(board: Board, rooms: Rooms, basins: np.ndarray) -> tuple[int, int]:
-    """The paper's sink room and the target whose basin it serves, or (-1, -1) without one."""
-    candidates = sink_candidates(board, rooms, basins)
-    return candidates[0] if candidates else (-1, -1)
-
-
 class _PullNode:
     __slots__ = (
         "box_pos",

@@ -100,7 +100,7 @@ DEADLOCK_NAMES = {
 _KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
 K_BOX, K_SRC, K_DST, K_PLAYER, K_NORM, K_OOP, K_PACKED, K_CONN, K_ROOMS, K_HOT, K_MOB = range(11)
 _BYTES_PER_NODE = 400  # Python object, arrays and table entry, besides the moves
-_CORRAL_MEMO = 1 << 18  # corral and room answers remembered, each (about 50 MB when full)
+_MEMO_SIZE = 1 << 18  # corral and room answers remembered, each (about 50 MB when full)
 
 
 class _Node:
@@ -372,7 +372,7 @@ class _FessRun:
         self.goal = (board.cells & GOAL) != 0
         # answers of room deadlock searches by the sub-problem posed (``room_key``)
         self.room_memo: dict[tuple[int, int, int], int] = {}
-        self.corrals = CorralAnalysis(board, budget, memo=_CORRAL_MEMO)
+        self.corrals = CorralAnalysis(board, budget, memo=_MEMO_SIZE)
         self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
         self.learned = LearnedPatterns(board) if cfg.learned else None
         self._no_patterns = LearnedPatterns(board).tables  # count 0: matches nothing
@@ -441,7 +441,7 @@ class _FessRun:
                         self.room_player, self.room_pos, self.room_pushes, self.room_used,
                         self.stamps, self.stack, self.seen, self.trail,
                     )  # fmt: skip
-                    if len(self.room_memo) >= _CORRAL_MEMO:
+                    if len(self.room_memo) >= _MEMO_SIZE:
                         self.room_memo.clear()
                     self.room_memo[key] = int(status)
                     if status == ROOM_DEADLOCK and self.learned is not None:
