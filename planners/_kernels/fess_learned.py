@@ -23,9 +23,82 @@ LearnedTables = namedtuple(
         "occ_head",  # int32[n_cells] first occurrence entry of this square, -1 for none
         "occ_next",  # int32[...] next occurrence entry of the same square, -1 at the end
         "occ_pat",  # int32[...] the pattern of each occurrence entry
-        "count",  # int64[1] patterns stored
+        "known",  # uint64[cap2] hash of each stored pattern by slot (0: empty; cap2 = 2^k)
+        "known_pat",  # int32[cap2] the pattern in that slot
+        "count",  # int64[2] patterns stored, squares used
     ],
 )
+
+
+def new_learned_tables(n_cells: int, max_patterns: int, max_squares: int) -> LearnedTables:
+    """An empty store for at most ``max_patterns`` patterns of ``max_squares`` squares in all.
+
+    Fixed capacity, so kernels can add to it; the large arrays are left unwritten until used.
+    """
+    cap2 = 1 << max(4, (2 * max_patterns - 1).bit_length())
+    return LearnedTables(
+        squares=np.zeros(max_squares, dtype=np.int32),
+        start=np.zeros(max_patterns + 1, dtype=np.int32),
+        norm=np.zeros(max_patterns, dtype=np.int32),
+        occ_head=np.full(n_cells, -1, dtype=np.int32),
+        occ_next=np.zeros(max_squares, dtype=np.int32),
+        occ_pat=np.zeros(max_squares, dtype=np.int32),
+        known=np.zeros(cap2, dtype=np.uint64),
+        known_pat=np.zeros(cap2, dtype=np.int32),
+        count=np.zeros(2, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def _pattern_hash(squares, n, norm):
+    """A non-zero hash of a pattern (increasing squares, then the player's square)."""
+    h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(norm)
+    for i in range(n):
+        h = (h ^ np.uint64(squares[i])) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    return h | np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def learned_add(lt, squares, n, norm):
+    """Store the pattern ``squares[:n]`` (distinct, any order; sorted in place) with ``norm``.
+
+    Returns False when it is stored already or the store is full (patterns or squares).
+    """
+    p = lt.count[0]
+    used = lt.count[1]
+    if n == 0 or p >= lt.norm.shape[0] or used + n > lt.squares.shape[0]:
+        return False
+    sq = squares[:n]
+    sq.sort()
+    h = _pattern_hash(sq, n, norm)
+    mask = lt.known.shape[0] - 1
+    slot = np.int64(h & np.uint64(mask))
+    while lt.known[slot] != 0:
+        if lt.known[slot] == h:
+            q = lt.known_pat[slot]
+            if lt.norm[q] == norm and lt.start[q + 1] - lt.start[q] == n:
+                same = True
+                for i in range(n):
+                    if lt.squares[lt.start[q] + i] != sq[i]:
+                        same = False
+                        break
+                if same:
+                    return False
+        slot = (slot + 1) & mask
+    lt.known[slot] = h
+    lt.known_pat[slot] = p
+    for i in range(n):
+        e = used + i
+        lt.squares[e] = sq[i]
+        lt.occ_pat[e] = p
+        lt.occ_next[e] = lt.occ_head[sq[i]]
+        lt.occ_head[sq[i]] = e
+    lt.start[p + 1] = used + n
+    lt.norm[p] = norm
+    lt.count[0] = p + 1
+    lt.count[1] = used + n
+    return True
 
 
 @njit(cache=True, nogil=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from planners._kernels.fess_learned import LearnedTables, match_learned
+from planners._kernels.fess_learned import learned_add, match_learned, new_learned_tables
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
@@ -32,32 +32,29 @@ from soko_gym.engine.reach import new_stamps
 class LearnedPatterns:
     """Deadlock patterns learned during one search (module docstring).
 
-    ``tables`` is the kernels' view of the store (``LearnedTables``); take it again after
-    ``add``, which may grow the arrays.
+    ``tables`` is the kernels' view of the store (``LearnedTables``, fixed capacity): the
+    search kernel adds to it directly (``learned_add``), this class is its Python face.
 
     Args:
         board: the level's static arrays.
         max_patterns: most patterns kept; later proofs are not stored once it is reached.
+        max_squares: most squares of all patterns together (default 16 per pattern).
     """
 
-    def __init__(self, board: Board, max_patterns: int = 1 << 16) -> None:
+    def __init__(
+        self, board: Board, max_patterns: int = 1 << 16, max_squares: int | None = None
+    ) -> None:
         if max_patterns < 1:
             raise ValueError(f"max_patterns must be positive, got {max_patterns!r}")
+        if max_squares is None:
+            max_squares = 16 * max_patterns
+        if max_squares < 1:
+            raise ValueError(f"max_squares must be positive, got {max_squares!r}")
         self.board = board
         self.max_patterns = max_patterns
         n = board.n_cells
         self.hits = 0
-        self._known: set[tuple[bytes, int]] = set()
-        self._n_squares = 0
-        self.tables = LearnedTables(
-            squares=np.zeros(256, dtype=SQUARE_DTYPE),
-            start=np.zeros(65, dtype=SQUARE_DTYPE),
-            norm=np.zeros(64, dtype=SQUARE_DTYPE),
-            occ_head=np.full(n, -1, dtype=SQUARE_DTYPE),
-            occ_next=np.full(256, -1, dtype=SQUARE_DTYPE),
-            occ_pat=np.zeros(256, dtype=SQUARE_DTYPE),
-            count=np.zeros(1, dtype=np.int64),
-        )
+        self.tables = new_learned_tables(n, max_patterns, max_squares)
         self._sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._stamps = new_stamps(board.cells)
         self._stack = np.zeros(n, dtype=SQUARE_DTYPE)
@@ -71,37 +68,7 @@ class LearnedPatterns:
         Returns False when it is known already or the store is full.
         """
         sq = np.unique(np.asarray(squares, dtype=SQUARE_DTYPE))
-        p = len(self)
-        if sq.size == 0 or p >= self.max_patterns:
-            return False
-        key = (sq.tobytes(), int(norm))
-        if key in self._known:
-            return False
-        self._known.add(key)
-        t = self.tables
-        if p + 1 >= t.norm.shape[0]:
-            grow = 2 * t.norm.shape[0]
-            t = t._replace(norm=np.resize(t.norm, grow), start=np.resize(t.start, grow + 1))
-        begin = self._n_squares
-        end = begin + sq.size
-        if end > t.squares.shape[0]:
-            grow = max(2 * t.squares.shape[0], end)
-            t = t._replace(
-                squares=np.resize(t.squares, grow),
-                occ_next=np.resize(t.occ_next, grow),
-                occ_pat=np.resize(t.occ_pat, grow),
-            )
-        t.squares[begin:end] = sq
-        t.start[p + 1] = end
-        t.norm[p] = norm
-        for e, square in enumerate(sq.tolist(), start=begin):
-            t.occ_pat[e] = p
-            t.occ_next[e] = t.occ_head[square]
-            t.occ_head[square] = e
-        t.count[0] = p + 1
-        self._n_squares = end
-        self.tables = t
-        return True
+        return bool(learned_add(self.tables, sq, sq.size, int(norm)))
 
     def match(self, box_at: np.ndarray, box_pos: np.ndarray, player: int) -> int:
         """Index of a stored pattern the position contains (it is dead), or -1."""

@@ -22,15 +22,20 @@ Terms:
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
 matching (in the move generator); on every new node: retrograde analysis, bipartite matching
-with frozen boxes as walls (``planners.fess.frozen``), room deadlocks and corral deadlocks.
-The advisors, weights and move order of a new node come from one kernel
-(``planners._kernels.fess_order``). PI-corral pruning (paper, appendix) keeps, in a position
-with a PI-corral, only the macro moves whose first push goes into it.
+with frozen boxes as walls (``planners._kernels.fess_frozen``), learned patterns, room
+deadlocks and corral deadlocks. The advisors, weights and move order of a new node come from
+one kernel (``planners._kernels.fess_order``). PI-corral pruning (paper, appendix) keeps, in a
+position with a PI-corral, only the macro moves whose first push goes into it.
+
+The loop, the tree, the cells and every test run in kernels (``planners._kernels.fess_search``);
+this module builds the level's tables (rooms, packing plan, features), the root, calls the
+kernels in slices of about 10 ms (deadline, memory and the portfolio's stop are checked between
+slices), grows the tree's arrays when the kernels ask, and turns the solved node's macro moves
+into pushes.
 """
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from planners._kernels.fess_frozen import new_frozen_tables
+from planners._kernels.fess_learned import new_learned_tables
 from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
@@ -47,40 +54,57 @@ from planners._kernels.fess_moves import (
     DL_PATTERN,
     DL_RETROGRADE,
     DL_ROOM,
-    M_BOX,
-    M_CONN,
-    M_DST,
-    M_HOT,
-    M_MOB,
-    M_NORM,
-    M_OOP,
-    M_PACKED,
-    M_PLAYER,
-    M_ROOMS,
-    M_SRC,
     N_MOVE_COLS,
-    ROOM_DEADLOCK,
     MoveTables,
     goal_bit_table,
-    keep_first_pushes,
     new_move_scratch,
-    push_moves,
-    retrograde_deadlock,
-    room_deadlock,
-    room_key,
 )
-from planners._kernels.fess_order import OrderNode, OrderTables, order_moves
+from planners._kernels.fess_order import OrderTables
+from planners._kernels.fess_search import (
+    C_ADVISOR,
+    C_CELLS,
+    C_EXPANDED,
+    C_LABELLED,
+    C_MOVES_USED,
+    C_NODES,
+    C_PI_CORRAL_NODES,
+    C_SOLVED,
+    C_TRANSPOSITIONS,
+    N_CTR,
+    N_KEEP,
+    N_OPTS,
+    O_CORRALS,
+    O_FROZEN,
+    O_LEARNED,
+    O_NODE_LIMIT,
+    O_PI_CORRALS,
+    O_RETROGRADE,
+    O_ROOM_AXIS,
+    O_ROOMS,
+    O_SEEDED,
+    S_GROW,
+    S_NODE_LIMIT,
+    S_SLICE,
+    S_SOLVED,
+    FessScratch,
+    FessTables,
+    FessTree,
+    fess_root,
+    fess_run,
+    generate_moves,
+    node_deadlock,
+    rehash_tree,
+)
 from planners.base import Outcome, Planner, Push
 from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
-from planners.fess.frozen import FrozenBipartite
 from planners.fess.learned import LearnedPatterns
 from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
-from soko_gym.engine.board import Board, State
+from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
+from soko_gym.engine.corral import new_corral_tables
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
@@ -96,34 +120,22 @@ DEADLOCK_NAMES = {
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
 }
-# the move columns a node keeps (int16 copy), in this order
-_KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
-K_BOX, K_SRC, K_DST, K_PLAYER, K_NORM, K_OOP, K_PACKED, K_CONN, K_ROOMS, K_HOT, K_MOB = range(11)
-_BYTES_PER_NODE = 400  # Python object, arrays and table entry, besides the moves
-_MEMO_SIZE = 1 << 18  # corral and room answers remembered, each (about 50 MB when full)
+_MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
+_FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
+_FIRST_MOVES = 1 << 16  # first capacity of the move pool
 
 
-class _Node:
-    __slots__ = (
-        "box_pos", "player", "parent", "move", "weight", "features", "cell", "moves", "wts",
-        "advised", "order", "next", "n_open", "dead",
-    )  # fmt: skip
+@dataclass(frozen=True)
+class NodeMoves:
+    """The moves of one position as a search node stores them (``_FessRun.node_moves``)."""
 
-    def __init__(self, box_pos, player, parent, move, weight, features, cell):
-        self.box_pos = box_pos  # int32[n_boxes]
-        self.player = player
-        self.parent = parent
-        self.move = move  # (box, src, dst, player after) of the macro move that made it
-        self.weight = weight
-        self.features = features
-        self.cell = cell
-        self.moves = None  # int16[k, len(_KEEP)]
-        self.wts = None  # int64[k] move weights
-        self.advised = None  # per picked move, the bits of the advisors that picked it
-        self.order = None  # move indices, best first
-        self.next = 0
-        self.n_open = 0  # moves not expanded plus children not known dead
-        self.dead = False
+    features: Features
+    box_pos: np.ndarray
+    moves: np.ndarray  # int16[k, N_KEEP] the kept columns (K_* indices)
+    full: np.ndarray  # int32[k, N_MOVE_COLS] every column of the move generator (M_*)
+    wts: np.ndarray  # int64[k]
+    order: np.ndarray  # int64[k] move indices, first to expand first
+    advised: dict[int, int]  # per picked move, the bits of the advisors that picked it
 
 
 @dataclass
@@ -291,7 +303,7 @@ class FessPlanner(Planner):
 
 
 class _FessRun:
-    """One FESS search: the level's tables, the tree, the cells and the loop."""
+    """One FESS search: the level's tables and the kernels' state (``fess_search``)."""
 
     def __init__(self, cfg: FessPlanner, board: Board, limits: SearchLimits, deadline):
         self.cfg = cfg
@@ -317,41 +329,29 @@ class _FessRun:
         self.stats.plan_complete = self.plan.complete
         self.stats.sink_room = self.plan.sink_room
         self.features = FeatureEvaluator(board, self.rooms)
-        self.hot = self.features.hot
-        self.patterns = level_patterns(board)
+        patterns = level_patterns(board)
         basin_squares = np.flatnonzero(self.plan.basin)
         if basin_squares.size:
             self.basin_dist = walk_distance_from(board, basin_squares)
         else:
             self.basin_dist = np.zeros(board.n_cells, dtype=np.int32)
-        self.rng = None if cfg.seed is None else np.random.default_rng(cfg.seed)
         n = board.n_cells
         nb = board.n_boxes
         nf = board.floor.shape[0]
+        # Python's view of a position (root features, the solution's push paths, tests)
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        # one scratch bundle for the move generator; the other kernels share its buffers
         self.scratch = new_move_scratch(board.cells, nb, self.rooms.n_rooms)
-        self.stamps = self.scratch.stamps
-        self.stack = self.scratch.stack
-        self.dist = self.scratch.dist
-        self.parent = self.scratch.parent
-        self.queue = self.scratch.queue
-        self.seen = self.scratch.seen
-        self.trail = self.scratch.trail
-        self.hot_out = self.scratch.hot_out
         self.kinds = self.scratch.kinds
-        self.moves_buf = np.zeros((max(1, 4 * nb * nf), N_MOVE_COLS), dtype=np.int32)
         self.move_tables = MoveTables(
             board.cells, board.dead, board.offsets, board.floor, board.floor_index, board.goals,
             board.goal_dist, goal_bit_table(board.goal_dist), self.plan.src, self.plan.dst,
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
-            self.hot, self.patterns.square_start, self.patterns.square_instance,
-            self.patterns.instance_boxes,
+            self.features.hot, patterns.square_start, patterns.square_instance,
+            patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
         )  # fmt: skip
-        self._no_tiebreak = np.zeros(self.moves_buf.shape[0], dtype=np.int64)
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
-        self.order_tables = OrderTables(
+        order_tables = OrderTables(
             self.plan.basin,
             self.basin_dist.astype(np.int32),
             self.plan.src,
@@ -360,338 +360,247 @@ class _FessRun:
             np.array([board.width], dtype=np.int64),
             np.zeros(n, dtype=np.int32),
         )
-        self.sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self._room_areas = self._build_room_areas()
+        opts = np.zeros(N_OPTS, dtype=np.int64)
+        opts[O_RETROGRADE] = cfg.retrograde
+        opts[O_FROZEN] = cfg.bipartite
+        opts[O_LEARNED] = cfg.learned
+        opts[O_ROOMS] = cfg.room_deadlocks
+        opts[O_CORRALS] = cfg.corral_deadlocks
+        opts[O_PI_CORRALS] = cfg.pi_corrals
+        opts[O_ROOM_AXIS] = cfg.room_axis
+        opts[O_SEEDED] = cfg.seed is not None
+        opts[O_NODE_LIMIT] = -1 if limits.max_nodes is None else limits.max_nodes
+        room_area, room_sq, room_start = self._room_areas()
+        self.tables = FessTables(
+            self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
+            room_area, room_sq, room_start, opts,
+        )  # fmt: skip
         budget = cfg.deadlock_budget
-        self.room_nodes = np.zeros((budget, 11), dtype=SQUARE_DTYPE)
-        self.room_key = np.zeros(2 * budget, dtype=HASH_DTYPE)
-        self.room_player = np.full(2 * budget, -1, dtype=SQUARE_DTYPE)
-        self.room_pos = np.zeros(10, dtype=SQUARE_DTYPE)
-        self.room_pushes = np.zeros(40, dtype=SQUARE_DTYPE)
-        self.room_used = np.zeros(budget, dtype=np.int64)
-        self.goal = (board.cells & GOAL) != 0
-        # answers of room deadlock searches by the sub-problem posed (``room_key``)
-        self.room_memo: dict[tuple[int, int, int], int] = {}
-        self.corrals = CorralAnalysis(board, budget, memo=_MEMO_SIZE)
-        self.frozen_bipartite = FrozenBipartite(board) if cfg.bipartite else None
+        cap = max(1, 4 * nb * nf)
+        seed = 0 if cfg.seed is None else int(cfg.seed)
+        self.work = FessScratch(
+            box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
+            box_pos=np.zeros(nb, dtype=SQUARE_DTYPE),
+            moves=np.zeros((cap, N_MOVE_COLS), dtype=np.int32),
+            wts=np.zeros(cap, dtype=np.int64),
+            order=np.zeros(cap, dtype=np.int64),
+            picked=np.zeros(cap, dtype=np.int64),
+            tiebreak=np.zeros(cap, dtype=np.int64),
+            features=np.zeros(6, dtype=np.int64),
+            pi_codes=np.zeros(4 * max(1, nb), dtype=np.int64),
+            proof=np.zeros(max(1, nb), dtype=SQUARE_DTYPE),
+            sub_box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
+            room_nodes=np.zeros((budget, 11), dtype=SQUARE_DTYPE),
+            room_key=np.zeros(2 * budget, dtype=HASH_DTYPE),
+            room_player=np.full(2 * budget, -1, dtype=SQUARE_DTYPE),
+            room_pos=np.zeros(10, dtype=SQUARE_DTYPE),
+            room_pushes=np.zeros(40, dtype=SQUARE_DTYPE),
+            room_used=np.zeros(budget, dtype=np.int64),
+            memo_hash=np.zeros(_MEMO_SIZE, dtype=HASH_DTYPE),
+            memo_info=np.zeros(_MEMO_SIZE, dtype=np.int64),
+            memo_status=np.full(_MEMO_SIZE, -1, dtype=np.int8),
+            rng=np.array([(seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % 2**64 or 1],
+                         dtype=np.uint64),
+        )  # fmt: skip
+        self.corrals = new_corral_tables(board, budget, memo=_MEMO_SIZE)
+        self.frozen = new_frozen_tables(board)
         self.learned = LearnedPatterns(board) if cfg.learned else None
-        self._no_patterns = LearnedPatterns(board).tables  # count 0: matches nothing
-        self.table: dict[tuple[int, int], _Node] = {}
-        self.heaps: dict[tuple, list] = {}
-        self.active: list[tuple] = []
-        self.tick = 0
-        self.move_bytes = 0
+        self._learned_tables = (
+            self.learned.tables if self.learned is not None else new_learned_tables(n, 1, 1)
+        )
+        self.tree = _new_tree(nb, _FIRST_NODES, max(_FIRST_MOVES, 2 * cap))
 
-    # ------------------------------------------------------------------ tables and checks
-
-    def _build_room_areas(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per room: (area mask uint8[n_cells], area squares): the room and passages next to it."""
+    def _room_areas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per room its area (the room and the passage squares next to it): mask, squares."""
         r = self.rooms
+        n = self.board.n_cells
         offsets = [int(o) for o in self.board.offsets]
-        out = []
+        mask = np.zeros((max(1, r.n_rooms), n), dtype=np.uint8)
+        squares: list[int] = []
+        start = [0]
         for room in range(r.n_rooms):
-            area = (r.room_id == room).astype(np.uint8)
-            for sq in np.flatnonzero(area).tolist():
+            area = mask[room]
+            area[r.room_id == room] = 1
+            for sq in np.flatnonzero(r.room_id == room).tolist():
                 for o in offsets:
                     if r.passage_id[sq + o] >= 0:
                         area[sq + o] = 1
-            out.append((area, np.flatnonzero(area).astype(SQUARE_DTYPE)))
-        return out
+            squares.extend(np.flatnonzero(area).tolist())
+            start.append(len(squares))
+        return mask, np.array(squares, dtype=SQUARE_DTYPE), np.array(start, dtype=SQUARE_DTYPE)
+
+    # ------------------------------------------------------------------ Python's view
 
     def _load(self, box_pos: np.ndarray) -> None:
+        """Put a position into ``box_at`` (Python's view) and the kernels' ``work`` arrays."""
         self.box_at[:] = -1
         self.box_at[box_pos] = np.arange(box_pos.shape[0], dtype=BOX_AT_DTYPE)
-
-    def _key(self, box_pos: np.ndarray, norm: int) -> tuple[int, int]:
-        h = np.bitwise_xor.reduce(self.board.zobrist[box_pos]) if box_pos.size else 0
-        return int(h), int(norm)
+        w = self.work
+        w.box_at[:] = self.box_at
+        w.box_pos[:] = box_pos
 
     def _node_deadlock(self, box_pos: np.ndarray, player: int, dst: int) -> int:
-        """Node-level deadlock tests; returns the DL_* kind found, or -1. ``box_at`` loaded."""
-        b = self.board
-        cfg = self.cfg
-        if cfg.retrograde and retrograde_deadlock(
-            b.cells, b.dead, b.offsets, b.goals, self.box_at, box_pos, self.seen, self.trail,
-            self.sub_box_at,
-        ):  # fmt: skip
-            return DL_RETROGRADE
-        if self.frozen_bipartite is not None and self.frozen_bipartite.is_deadlock(box_pos):
-            return DL_BIPARTITE
-        if self.learned is not None and self.learned.match(self.box_at, box_pos, player) >= 0:
-            return DL_LEARNED
-        if cfg.room_deadlocks and self.rooms.n_rooms:
-            room = int(self.rooms.room_id[dst])
-            if room < 0:  # a corridor square next to a room belongs to that room's area
-                for o in b.offsets.tolist():
-                    if self.rooms.room_id[dst + o] >= 0:
-                        room = int(self.rooms.room_id[dst + o])
-                        break
-            if room >= 0:
-                area, squares = self._room_areas[room]
-                h, norm = room_key(
-                    b.offsets, b.zobrist, self.box_at, squares, player, self.sub_box_at,
-                    self.stamps, self.stack,
-                )  # fmt: skip
-                key = (room, int(h), int(norm))
-                status = self.room_memo.get(key, -1)
-                if status < 0:
-                    status = room_deadlock(
-                        b.cells, b.dead, b.offsets, b.zobrist, self.box_at, area, squares,
-                        player, self.sub_box_at, self.room_nodes, self.room_key,
-                        self.room_player, self.room_pos, self.room_pushes, self.room_used,
-                        self.stamps, self.stack, self.seen, self.trail,
-                    )  # fmt: skip
-                    if len(self.room_memo) >= _MEMO_SIZE:
-                        self.room_memo.clear()
-                    self.room_memo[key] = int(status)
-                    if status == ROOM_DEADLOCK and self.learned is not None:
-                        self.learned.add(squares[self.box_at[squares] >= 0], int(norm))
-                if status == ROOM_DEADLOCK:
-                    return DL_ROOM
-        if cfg.corral_deadlocks:
-            self.corrals.label(State(box_pos, self.box_at, player, 0))
-            if self.corrals.deadlock_status() == CORRAL_DEADLOCK:
-                if self.learned is not None and self.corrals.proof is not None:
-                    self.learned.add(*self.corrals.proof)
-                return DL_CORRAL
-        return -1
+        """The node-level deadlock tests on a position (``_load``-ed); the DL_* kind or -1."""
+        return int(
+            node_deadlock(
+                self.tables, self.scratch, self.work, self.tree, self._learned_tables,
+                self.frozen, self.corrals, -1, int(player), int(dst),
+            )
+        )  # fmt: skip
 
-    # ------------------------------------------------------------------ nodes
-
-    def _features_of(self, box_pos: np.ndarray, player: int) -> Features:
-        """Features of the position in ``box_at`` (the root; children get theirs from moves)."""
-        f = self.features
-        p = self.plan
-        packed = f.packed(self.box_at, p.src, p.dst)
-        return Features(
-            oop=f.out_of_plan(box_pos, p.basin, p.src, p.dst, packed),
-            packed=packed,
-            conn=f.connectivity(self.box_at),
-            rooms=f.room_connectivity(self.box_at),
-            hot=f.hotspots(box_pos),
-            mob=f.mobility(self.box_at, box_pos, player)[0],
+    def node_moves(self, box_pos: np.ndarray, player: int) -> NodeMoves:
+        """The moves a node of this position gets, as the search stores them (for tests)."""
+        self._load(box_pos)
+        f = self._features_of(box_pos, int(player))
+        tree = _new_tree(self.board.n_boxes, 2, self.work.moves.shape[0])
+        tree.box_pos[0] = box_pos
+        tree.player[0] = int(player)
+        tree.feat[0] = f
+        tree.ctr[C_LABELLED] = -1
+        k = generate_moves(
+            self.tables, self.scratch, self.work, tree, self._learned_tables, self.corrals, 0
+        )
+        return NodeMoves(
+            features=Features(*(int(x) for x in f)),
+            box_pos=box_pos,
+            moves=tree.rows[:k].copy(),
+            full=self.work.moves[:k].copy(),
+            wts=tree.mwts[:k].astype(np.int64),
+            order=tree.morder[:k].astype(np.int64),
+            advised={i: int(a) for i, a in enumerate(tree.advised[:k].tolist()) if a},
         )
 
-    def _cell(self, f: Features) -> tuple[int, int, int, int]:
-        """The feature-space cell of a position (sorts best first)."""
-        return (f.oop, -f.packed, f.conn, f.rooms if self.cfg.room_axis else 0)
-
-    def _generate(self, node: _Node) -> None:
-        """Fill the node's move list, weights and order (``box_at`` holds its position)."""
-        patterns = self._no_patterns if self.learned is None else self.learned.tables
-        k = push_moves(
-            self.move_tables, self.scratch, patterns, self.box_at, node.box_pos,
-            node.player, self.moves_buf,
-        )  # fmt: skip
-        full = self.moves_buf[:k]
-        if self.cfg.pi_corrals and k:
-            last = self.corrals.state  # labelled already when the node-level test ran
-            if last is None or last.box_pos is not node.box_pos or last.player != node.player:
-                self.corrals.label(State(node.box_pos, self.box_at, node.player, 0))
-            allowed = self.corrals.pi_corral_codes()
-            if allowed is not None:
-                k = keep_first_pushes(self.moves_buf, k, allowed)
-                full = self.moves_buf[:k]
-                self.stats.pi_corral_nodes += 1
-                if k == 0:
-                    self.kinds[DL_CORRAL] += 1
-        wts = np.empty(k, dtype=np.int64)
-        order = np.empty(k, dtype=np.int64)
-        picked = np.empty(k, dtype=np.int64)
-        if k:
-            f = node.features
-            # a seeded random order among moves that tie on every feature
-            tiebreak = self._no_tiebreak[:k] if self.rng is None else self.rng.permutation(k)
-            order_moves(
-                full,
-                k,
-                self.order_tables,
-                OrderNode(
-                    np.array([f.oop, f.packed, f.conn, f.rooms, f.hot, f.mob], dtype=np.int64),
-                    node.box_pos,
-                    self.hot_out,
-                    tiebreak,
-                ),
-                wts,
-                order,
-                picked,
-            )
-        advised = {int(i): int(picked[i]) for i in np.flatnonzero(picked)}
-        node.moves = full[:, _KEEP].astype(np.int16)
-        node.wts = wts
-        node.advised = advised
-        node.order = order
-        node.n_open = k
-        self.move_bytes += node.moves.nbytes + wts.nbytes + order.nbytes
-
-    def _push_node(self, node: _Node) -> None:
-        """Put the node's next move into its cell's queue."""
-        if node.next >= node.order.shape[0]:
-            return
-        j = node.order[node.next]
-        row = node.moves[j]
-        prio = (
-            node.weight + int(node.wts[j]),
-            int(row[K_OOP]), -int(row[K_PACKED]), int(row[K_CONN]), int(row[K_ROOMS]),
-            int(row[K_HOT]), -int(row[K_MOB]),
-        )  # fmt: skip
-        heap = self.heaps.get(node.cell)
-        if heap is None:
-            heap = self.heaps[node.cell] = []
-            self.active.append(node.cell)
-            self.stats.cells += 1
-        self.tick += 1
-        heapq.heappush(heap, (prio, self.tick, node))
-
-    def _mark_dead(self, node: _Node) -> None:
-        while node is not None and not node.dead:
-            node.dead = True
-            parent = node.parent
-            if parent is None:
-                return
-            parent.n_open -= 1
-            if parent.n_open > 0:
-                return
-            node = parent
+    def positions(self) -> list[tuple[np.ndarray, int]]:
+        """(box squares, player square) of every node of the tree, in the order made."""
+        tr = self.tree
+        k = int(tr.ctr[C_NODES])
+        return [(tr.box_pos[i].astype(SQUARE_DTYPE), int(tr.player[i])) for i in range(k)]
 
     # ------------------------------------------------------------------ the loop
+
+    def _grow(self) -> None:
+        """Double the tree's node or move capacity (whichever ``fess_run`` ran short of)."""
+        tr = self.tree
+        nodes = tr.cell.shape[0]
+        moves = tr.rows.shape[0]
+        if tr.ctr[C_NODES] + 1 >= nodes:
+            nodes *= 2
+        if tr.ctr[C_MOVES_USED] + self.work.moves.shape[0] > moves:
+            moves *= 2
+        self.tree = _grow_tree(tr, nodes, moves)
+
+    def _used_bytes(self) -> int:
+        """Memory the tree uses: node rows, table slots and move rows in use."""
+        tr = self.tree
+        per_node = sum(
+            a.itemsize * (a.size // a.shape[0]) for a in tr[:-1] if a.shape[0] == tr.cell.shape[0]
+        ) + 2 * (tr.tt.itemsize + tr.cell_tab.itemsize)
+        per_move = sum(
+            a.itemsize * (a.size // a.shape[0]) for a in (tr.rows, tr.mwts, tr.morder, tr.advised)
+        )
+        return int(tr.ctr[C_NODES]) * per_node + int(tr.ctr[C_MOVES_USED]) * per_move
 
     def run(self) -> Outcome:
         t0 = time.perf_counter()
         b = self.board
         box_pos = b.start_boxes.astype(SQUARE_DTYPE).copy()
         self._load(box_pos)
-        if bool(self.goal[box_pos].all()):
+        if bool(self.tables.goal[box_pos].all()):
             return self._finish("solved", t0, [])
-        _, norm = reach_player(self.box_at, b.offsets, int(b.start_player), self.stamps, self.stack)
-        root_features = self._features_of(box_pos, int(b.start_player))
-        root = _Node(
-            box_pos, int(b.start_player), None, None, 0, root_features, self._cell(root_features)
+        stamps, stack = self.scratch.stamps, self.scratch.stack
+        _, norm = reach_player(self.box_at, b.offsets, int(b.start_player), stamps, stack)
+        f = self._features_of(box_pos, int(b.start_player))
+        tr = self.tree
+        tr.box_pos[0] = box_pos
+        tr.hash[0] = np.bitwise_xor.reduce(b.zobrist[box_pos]) if box_pos.size else 0
+        tr.player[0] = int(b.start_player)
+        tr.norm[0] = norm
+        tr.weight[0] = 0
+        tr.feat[0] = f
+        self.work.box_at[:] = -1
+        n_moves = fess_root(
+            self.tables, self.scratch, self.work, tr, self._learned_tables, self.corrals
         )
-        self.table[self._key(box_pos, norm)] = root
-        self.stats.nodes = 1
-        self._load(box_pos)
-        self._generate(root)
-        if root.n_open == 0:
+        if n_moves == 0:
             return self._finish("unsolvable", t0, None)
-        self._push_node(root)
-        max_nodes = self.limits.max_nodes
         mem_budget = self.limits.memory_bytes
-        i = 0
-        checks = 0
-        while self.active:
-            checks += 1
-            if checks & 15 == 0:
-                if self.deadline is not None and time.perf_counter() > self.deadline:
-                    return self._finish("timeout", t0, None)
-                if self.cfg.stop_check is not None and checks & 63 == 0 and self.cfg.stop_check():
-                    return self._finish("timeout", t0, None)  # another worker solved it
-            if max_nodes is not None and self.stats.nodes >= max_nodes:
-                return self._finish("node_limit", t0, None)
-            if self.move_bytes + _BYTES_PER_NODE * self.stats.nodes > mem_budget:
+        budget = 16
+        polls = 0
+        while True:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                return self._finish("timeout", t0, None)
+            polls += 1
+            if self.cfg.stop_check is not None and polls & 3 == 0 and self.cfg.stop_check():
+                return self._finish("timeout", t0, None)  # another worker solved it
+            if self._used_bytes() > mem_budget:
                 return self._finish("memory_limit", t0, None)
-            if i >= len(self.active):
-                i = 0
-            cell = self.active[i]
-            heap = self.heaps[cell]
-            node = None
-            while heap:
-                _, _, cand = heapq.heappop(heap)
-                if not cand.dead:
-                    node = cand
-                    break
-            if node is None:
-                self.active.pop(i)
-                del self.heaps[cell]
-                continue
-            i += 1
-            j = int(node.order[node.next])
-            node.next += 1
-            self._push_node(node)
-            solved = self._expand(node, j)
-            if solved is not None:
-                return self._finish("solved", t0, self._solution(solved))
-            if root.dead:
+            t1 = time.perf_counter()
+            status = fess_run(
+                self.tables, self.scratch, self.work, self.tree, self._learned_tables,
+                self.frozen, self.corrals, budget,
+            )  # fmt: skip
+            spent = time.perf_counter() - t1
+            if status == S_SLICE:  # about 10 ms a slice: deadlines are kept to that
+                budget = max(1, min(4 * budget, int(budget * 0.01 / max(spent, 1e-5))))
+            elif status == S_GROW:
+                self._grow()
+            elif status == S_SOLVED:
+                return self._finish("solved", t0, self._solution(int(self.tree.ctr[C_SOLVED])))
+            elif status == S_NODE_LIMIT:
+                return self._finish("node_limit", t0, None)
+            else:
                 return self._finish("unsolvable", t0, None)
-        return self._finish("unsolvable", t0, None)
 
-    def _expand(self, node: _Node, j: int) -> _Node | None:
-        """Make move ``j`` of ``node``; returns the new node when it is solved."""
-        self.stats.expanded_moves += 1
-        row = node.moves[j]
-        bits = node.advised.get(j, 0)
-        for a, name in enumerate(ADVISORS):
-            if (bits >> a) & 1:
-                self.stats.advisor_hits[name] += 1
-        box = int(row[K_BOX])
-        dst = int(row[K_DST])
-        child_pos = node.box_pos.copy()
-        child_pos[box] = dst
-        key = self._key(child_pos, int(row[K_NORM]))
-        if key in self.table:
-            self.stats.transpositions += 1
-            self._close_move(node)
-            return None
-        player = int(row[K_PLAYER])
-        features = Features(
-            oop=int(row[K_OOP]), packed=int(row[K_PACKED]), conn=int(row[K_CONN]),
-            rooms=int(row[K_ROOMS]), hot=int(row[K_HOT]), mob=int(row[K_MOB]),
-        )  # fmt: skip
-        child = _Node(child_pos, player, node, (box, int(row[K_SRC]), dst, player),
-                      node.weight + int(node.wts[j]), features, self._cell(features))  # fmt: skip
-        if child.cell > node.cell:  # worse than its parent: its best ancestor's cell
-            child.cell = node.cell
-        self.table[key] = child
-        self.stats.nodes += 1
-        if bool(self.goal[child_pos].all()):
-            return child
-        self._load(child_pos)
-        kind = self._node_deadlock(child_pos, player, dst)
-        if kind >= 0:
-            self.kinds[kind] += 1
-            child.dead = True
-            self._close_move(node)
-            return None
-        self._generate(child)
-        if child.n_open == 0:
-            self._mark_dead(child)
-            return None
-        self._push_node(child)
-        return None
-
-    def _close_move(self, node: _Node) -> None:
-        """A move of ``node`` led nowhere new: one fewer open move."""
-        node.n_open -= 1
-        if node.n_open == 0 and node.next >= node.order.shape[0]:
-            self._mark_dead(node)
+    def _features_of(self, box_pos: np.ndarray, player: int) -> np.ndarray:
+        """Features of the root (``box_at`` loaded): oop, packed, conn, rooms, hot, mob."""
+        f = self.features
+        p = self.plan
+        packed = f.packed(self.box_at, p.src, p.dst)
+        return np.array(
+            [
+                f.out_of_plan(box_pos, p.basin, p.src, p.dst, packed),
+                packed,
+                f.connectivity(self.box_at),
+                f.room_connectivity(self.box_at),
+                f.hotspots(box_pos),
+                f.mobility(self.box_at, box_pos, player)[0],
+            ],
+            dtype=np.int32,
+        )
 
     # ------------------------------------------------------------------ results
 
-    def _solution(self, goal: _Node) -> list[Push]:
-        """The pushes from the root to ``goal``, each macro move by its fewest pushes."""
+    def _solution(self, goal: int) -> list[Push]:
+        """The pushes from the root to node ``goal``, each macro move by its fewest pushes."""
+        tr = self.tree
         chain = []
         node = goal
-        while node.parent is not None:
+        while tr.parent[node] >= 0:
             chain.append(node)
-            node = node.parent
+            node = int(tr.parent[node])
         chain.reverse()
         b = self.board
+        sc = self.scratch
         pushes: list[Push] = []
         for child in chain:
-            parent = child.parent
-            _, src, dst, player_after = child.move
-            self._load(parent.box_pos)
+            parent = int(tr.parent[child])
+            box, src = int(tr.moved[child, 0]), int(tr.moved[child, 1])
+            dst = int(tr.box_pos[child, box])
+            player_after = int(tr.player[child])
+            parent_pos = tr.box_pos[parent].astype(SQUARE_DTYPE)
+            self.box_at[:] = -1
+            self.box_at[parent_pos] = np.arange(parent_pos.shape[0], dtype=BOX_AT_DTYPE)
             box_paths(
-                b.cells, self.box_at, b.offsets, int(parent.player), src, self.stamps,
-                self.stack, self.dist, self.parent, self.queue,
+                b.cells, self.box_at, b.offsets, int(tr.player[parent]), src, sc.stamps,
+                sc.stack, sc.dist, sc.parent, sc.queue,
             )  # fmt: skip
             side = next(s for s in range(4) if dst + int(b.offsets[s]) == player_after)
             code = dst * 4 + side
-            if self.dist[code] == DIST_INF:
+            if sc.dist[code] == DIST_INF:
                 raise RuntimeError("FESS lost a macro move's push path")
             dirs = []
-            for _ in range(int(self.dist[code])):
-                link = int(self.parent[code])
+            for _ in range(int(sc.dist[code])):
+                link = int(sc.parent[code])
                 dirs.append(link & 3)
                 code = link >> 2
             dirs.reverse()
@@ -702,16 +611,79 @@ class _FessRun:
         return pushes
 
     def _finish(self, status: str, t0: float, pushes: list[Push] | None) -> Outcome:
-        self.stats.search_seconds = time.perf_counter() - t0
+        st = self.stats
+        ctr = self.tree.ctr
+        st.search_seconds = time.perf_counter() - t0
+        st.nodes = max(1, int(ctr[C_NODES]))
+        st.expanded_moves = int(ctr[C_EXPANDED])
+        st.transpositions = int(ctr[C_TRANSPOSITIONS])
+        st.cells = int(ctr[C_CELLS])
+        st.pi_corral_nodes = int(ctr[C_PI_CORRAL_NODES])
+        for a, name in enumerate(ADVISORS):
+            st.advisor_hits[name] = int(ctr[C_ADVISOR + a])
         for kind, name in DEADLOCK_NAMES.items():
-            self.stats.deadlocks[name] = int(self.kinds[kind])
+            st.deadlocks[name] = int(self.kinds[kind])
         return Outcome(
             status,
             pushes,
-            nodes=self.stats.expanded_moves,
-            generated=self.stats.nodes,
-            stats=self.stats.as_dict(),
+            nodes=st.expanded_moves,
+            generated=st.nodes,
+            stats=st.as_dict(),
         )
+
+
+def _new_tree(n_boxes: int, nodes: int, moves: int) -> FessTree:
+    """An empty tree for ``nodes`` nodes and ``moves`` pooled moves."""
+    tcap = 1 << (2 * nodes - 1).bit_length()
+    return FessTree(
+        box_pos=np.zeros((nodes, max(1, n_boxes)), dtype=BOX_AT_DTYPE),
+        hash=np.zeros(nodes, dtype=HASH_DTYPE),
+        player=np.zeros(nodes, dtype=np.int32),
+        norm=np.zeros(nodes, dtype=np.int32),
+        parent=np.full(nodes, -1, dtype=np.int32),
+        moved=np.zeros((nodes, 2), dtype=np.int32),
+        weight=np.zeros(nodes, dtype=np.int64),
+        feat=np.zeros((nodes, 6), dtype=np.int32),
+        cell=np.zeros(nodes, dtype=np.int32),
+        mstart=np.zeros(nodes, dtype=np.int64),
+        mcount=np.zeros(nodes, dtype=np.int32),
+        mnext=np.zeros(nodes, dtype=np.int32),
+        n_open=np.zeros(nodes, dtype=np.int32),
+        dead=np.zeros(nodes, dtype=np.uint8),
+        tick=np.zeros(nodes, dtype=np.int64),
+        left=np.full(nodes, -1, dtype=np.int32),
+        right=np.full(nodes, -1, dtype=np.int32),
+        tt=np.full(tcap, -1, dtype=np.int32),
+        rows=np.zeros((moves, N_KEEP), dtype=np.int16),
+        mwts=np.zeros(moves, dtype=np.int32),
+        morder=np.zeros(moves, dtype=np.int32),
+        advised=np.zeros(moves, dtype=np.uint8),
+        cell_feat=np.zeros((nodes, 4), dtype=np.int32),
+        cell_root=np.full(nodes, -1, dtype=np.int32),
+        cell_on=np.zeros(nodes, dtype=np.uint8),
+        cell_tab=np.full(tcap, -1, dtype=np.int32),
+        active=np.zeros(nodes, dtype=np.int32),
+        ctr=np.zeros(N_CTR, dtype=np.int64),
+    )
+
+
+def _grow_tree(tree: FessTree, nodes: int, moves: int) -> FessTree:
+    """A copy of ``tree`` with room for ``nodes`` nodes and ``moves`` pooled moves."""
+    grown = _new_tree(tree.box_pos.shape[1], nodes, moves)
+    n_old = tree.cell.shape[0]
+    m_old = tree.rows.shape[0]
+    for name, old in tree._asdict().items():
+        new = getattr(grown, name)
+        if name in ("tt", "cell_tab"):
+            continue  # rebuilt by rehash_tree
+        if name == "ctr":
+            new[:] = old
+        elif old.shape[0] == m_old and name in ("rows", "mwts", "morder", "advised"):
+            new[:m_old] = old
+        else:
+            new[:n_old] = old
+    rehash_tree(grown)
+    return grown
 
 
 __all__ = ["FessPlanner", "FessStats"]

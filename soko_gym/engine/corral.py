@@ -41,6 +41,7 @@ positions are keyed by (box Zobrist hash, normalized player), as in the planners
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
@@ -513,17 +514,269 @@ def new_corral_scratch(
     )
 
 
-class CorralAnalysis:
-    """Corral tests of positions of one board, with scratch kept between positions.
+# Slots of ``CorralTables.params`` (int64[N_PARAMS]), fixed when the tables are built.
+PARAM_BUDGET = 0  # most positions one bounded corral search stores
+PARAM_MEMO = 1  # memo slots (a power of two), 0 for no memo
+N_PARAMS = 2
 
-    ``label(state)`` finds the corrals of a position once; ``pi_corral_pushes()`` and
-    ``deadlock_status()`` then answer for that position. Not thread-safe.
+# Slots of ``CorralTables.out`` (int64[N_OUT]), written by the kernels below.
+OUT_N_CORRALS = 0  # corrals found by the latest ``corral_label``
+OUT_PROOF_LEN = 1  # squares in ``proof`` when the latest ``corral_status`` search proved a
+OUT_PROOF_NORM = 2  # deadlock (0: no proof), and the normalized player square of that proof
+N_OUT = 3
+
+# Slots of ``CorralTables.counters`` (int64[N_COUNTERS]), only ever added to.
+COUNT_MEMO_HITS = 0  # corral answers taken from the memo
+COUNT_SEARCHES = 1  # bounded corral searches run
+N_COUNTERS = 2
+
+# Everything the corral kernels of one board read and write, as one argument (numba takes a
+# module-level namedtuple of arrays as a single value): board arrays, the ``CorralScratch``
+# arrays, reachability scratch, parameters, the memo, per-call outputs and counters.
+CorralTables = namedtuple(
+    "CorralTables",
+    [
+        "cells",  # uint8[n_cells] cell flags
+        "dead",  # uint8[n_cells] simple dead squares
+        "offsets",  # int32[4] flat index step per direction
+        "zobrist",  # uint64[n_cells] Zobrist key per square
+        *CorralScratch._fields,  # cstamp ... sub_pushes (see ``CorralScratch``)
+        "stamps",  # uint32[n_cells + 1] reachability stamps
+        "stack",  # int32[n_cells]
+        "seen",  # uint32[n_cells + 1] ``is_simple_deadlock`` scratch
+        "trail",  # int32[n_cells]
+        "pushes",  # int32[4 * n_boxes] legal push codes
+        "params",  # int64[N_PARAMS] (PARAM_* slots)
+        "memo_boxes",  # uint64[memo cap] corral_key of each memo slot: boxes hash,
+        "memo_region",  # uint64[memo cap] squares hash,
+        "memo_norm",  # int32[memo cap] normalized player square,
+        "memo_status",  # int8[memo cap] and the search's answer, -1 for an empty slot
+        "out",  # int64[N_OUT] per-call outputs (OUT_* slots)
+        "proof",  # int32[n_boxes] squares of the latest proof's corral boxes
+        "counters",  # int64[N_COUNTERS] (COUNT_* slots)
+    ],
+)
+
+
+def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int = 0) -> CorralTables:
+    """Fresh ``CorralTables`` for the corral kernels on ``board`` (a ``soko_gym.engine.Board``).
+
+    Args:
+        board: the board.
+        budget: most positions each bounded corral search stores.
+        max_boxes: largest corral (barrier and interior boxes) searched.
+        memo: most remembered corral answers, rounded up to a power of two; 0 remembers none.
+
+    Raises:
+        ValueError: when ``memo`` is negative.
+    """
+    if memo < 0:
+        raise ValueError(f"memo must be >= 0, got {memo}")
+    n = board.n_cells
+    nb = max(1, board.n_boxes)
+    cap = 0 if memo == 0 else 1 << (memo - 1).bit_length()
+    slots = max(1, cap)
+    params = np.zeros(N_PARAMS, dtype=np.int64)
+    params[PARAM_BUDGET] = budget
+    params[PARAM_MEMO] = cap
+    scratch = new_corral_scratch(n, board.n_boxes, budget, max_boxes)
+    return CorralTables(
+        cells=board.cells,
+        dead=board.dead,
+        offsets=board.offsets,
+        zobrist=board.zobrist,
+        **scratch._asdict(),
+        stamps=new_stamps(board.cells),
+        stack=np.empty(n, dtype=SQUARE_DTYPE),
+        seen=np.zeros(n + 1, dtype=np.uint32),
+        trail=np.empty(n, dtype=SQUARE_DTYPE),
+        pushes=np.zeros(4 * nb, dtype=SQUARE_DTYPE),
+        params=params,
+        memo_boxes=np.zeros(slots, dtype=HASH_DTYPE),
+        memo_region=np.zeros(slots, dtype=HASH_DTYPE),
+        memo_norm=np.zeros(slots, dtype=np.int32),
+        memo_status=np.full(slots, -1, dtype=np.int8),
+        out=np.zeros(N_OUT, dtype=np.int64),
+        proof=np.zeros(nb, dtype=SQUARE_DTYPE),
+        counters=np.zeros(N_COUNTERS, dtype=np.int64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def corral_label(ct, box_at, box_pos, player):
+    """Find the corrals of a position (``reach_player`` then ``label_corrals``).
+
+    The later ``corral_status`` and ``corral_pi_codes`` calls answer for this position.
+
+    Args:
+        ct: ``CorralTables`` of the board; ``out[OUT_N_CORRALS]`` receives the count.
+        box_at: int16[n_cells] box index per square, -1 for none.
+        box_pos: int32[n_boxes] square of each box.
+        player: the player's square.
+
+    Returns:
+        The number of corrals found.
+    """
+    reach_player(box_at, ct.offsets, np.int64(player), ct.stamps, ct.stack)
+    n = label_corrals(
+        ct.cells, box_at, box_pos, ct.offsets, ct.stamps, ct.cstamp, ct.region, ct.barrier,
+        ct.info,
+    )  # fmt: skip
+    ct.out[OUT_N_CORRALS] = n
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _memo_slot(h_boxes, h_region, norm, mask):
+    """Memo slot of a ``corral_key`` triple (a mix of all three, masked)."""
+    x = h_boxes ^ (h_region * np.uint64(0x9E3779B97F4A7C15))
+    x ^= np.uint64(norm) * np.uint64(0xC2B2AE3D27D4EB4F)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(29)
+    return np.int64(x & np.uint64(mask))
+
+
+@njit(cache=True, nogil=True)
+def _write_proof(ct, box_at, k, norm):
+    """Store corral ``k``'s box squares (barrier, then the boxes in K) and ``norm`` as proof."""
+    m = 0
+    bstart = ct.info[k, INFO_BARRIER_START]
+    for j in range(bstart, bstart + ct.info[k, INFO_BARRIER_LEN]):
+        ct.proof[m] = ct.barrier[j]
+        m += 1
+    rstart = ct.info[k, INFO_REGION_START]
+    for j in range(rstart, rstart + ct.info[k, INFO_REGION_LEN]):
+        sq = ct.region[j]
+        if box_at[sq] >= 0:
+            ct.proof[m] = sq
+            m += 1
+    ct.out[OUT_PROOF_LEN] = m
+    ct.out[OUT_PROOF_NORM] = norm
+
+
+@njit(cache=True, nogil=True)
+def corral_status(ct, box_at, box_pos, player):
+    """Corral deadlock test of the position labelled by ``corral_label`` (same arguments).
+
+    Runs ``corral_deadlock`` on every corral that needs a push, stopping at the first
+    deadlock. With a memo (``params[PARAM_MEMO]`` > 0) each answer is stored under its
+    ``corral_key`` in a direct-mapped table (a colliding key overwrites the slot) and a
+    repeated key is answered without searching. When a search (not the memo) proves a
+    deadlock, ``proof[:out[OUT_PROOF_LEN]]`` and ``out[OUT_PROOF_NORM]`` hold the corral's
+    box squares and the normalized player square; else ``out[OUT_PROOF_LEN]`` is 0.
+    ``box_pos`` is unused; it keeps the kernels' arguments alike.
+
+    Returns:
+        CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
+        search was cut short, else CORRAL_OPEN.
+    """
+    player = np.int64(player)
+    budget = ct.params[PARAM_BUDGET]
+    mask = ct.params[PARAM_MEMO] - 1
+    ct.out[OUT_PROOF_LEN] = 0
+    result = CORRAL_OPEN
+    for k in range(ct.out[OUT_N_CORRALS]):
+        if ct.info[k, INFO_NEEDS_PUSH] == 0:
+            continue
+        slot = np.int64(-1)
+        h_boxes = np.uint64(0)
+        h_region = np.uint64(0)
+        norm = np.int64(-1)
+        if mask >= 0:
+            h_boxes, h_region, norm = corral_key(
+                ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info, k, player,
+                ct.sub_box_at, ct.stamps, ct.stack,
+            )  # fmt: skip
+            slot = _memo_slot(h_boxes, h_region, norm, mask)
+            status = ct.memo_status[slot]
+            if (
+                status >= 0
+                and ct.memo_boxes[slot] == h_boxes
+                and ct.memo_region[slot] == h_region
+                and ct.memo_norm[slot] == norm
+            ):
+                ct.counters[COUNT_MEMO_HITS] += 1
+                if status == CORRAL_DEADLOCK:
+                    return CORRAL_DEADLOCK
+                if status == CORRAL_UNKNOWN:
+                    result = CORRAL_UNKNOWN
+                continue
+        status = corral_deadlock(
+            ct.cells, ct.dead, ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info,
+            k, player, budget, ct.sub_box_at, ct.sub_nodes, ct.sub_hash, ct.sub_player,
+            ct.sub_pos, ct.sub_pushes, ct.stamps, ct.stack, ct.seen, ct.trail,
+        )  # fmt: skip
+        ct.counters[COUNT_SEARCHES] += 1
+        if slot >= 0:
+            ct.memo_boxes[slot] = h_boxes
+            ct.memo_region[slot] = h_region
+            ct.memo_norm[slot] = norm
+            ct.memo_status[slot] = status
+        if status == CORRAL_DEADLOCK:
+            if slot < 0:
+                _, _, norm = corral_key(
+                    ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info, k, player,
+                    ct.sub_box_at, ct.stamps, ct.stack,
+                )  # fmt: skip
+            _write_proof(ct, box_at, k, norm)
+            return CORRAL_DEADLOCK
+        if status == CORRAL_UNKNOWN:
+            result = CORRAL_UNKNOWN
+    return result
+
+
+@njit(cache=True, nogil=True)
+def corral_pi_codes(ct, box_at, box_pos, player, out):
+    """Pushes PI-corral pruning keeps in the position labelled by ``corral_label``.
+
+    Re-reaches the player (``corral_status`` overwrites the fill), so call order is free.
+
+    Args:
+        ct, box_at, box_pos, player: as in ``corral_label``.
+        out: int64[>= 4 * n_boxes] receives codes ``box square * 4 + direction``: the legal
+            pushes into the PI-corral with the fewest of them, in ``legal_pushes`` order,
+            those onto a simple dead square dropped.
+
+    Returns:
+        The number of codes written (0: the position is a deadlock), or -1 when no corral
+        is a PI-corral.
+    """
+    offsets = ct.offsets
+    reach_player(box_at, offsets, np.int64(player), ct.stamps, ct.stack)
+    best, _ = best_pi_corral(
+        ct.dead, box_at, offsets, ct.stamps, ct.cstamp, ct.barrier, ct.info,
+        ct.out[OUT_N_CORRALS],
+    )  # fmt: skip
+    if best < 0:
+        return -1
+    n_push = legal_pushes(ct.cells, box_at, box_pos, offsets, ct.stamps, ct.pushes)
+    mark = np.int64(ct.info[best, INFO_MARK])
+    kept = keep_pushes_into(box_pos, offsets, ct.cstamp, mark, ct.pushes, n_push)
+    n = 0
+    for i in range(kept):
+        code = np.int64(ct.pushes[i])
+        sq = np.int64(box_pos[code >> 2])
+        d = code & 3
+        if ct.dead[sq + offsets[d]] == 0:
+            out[n] = sq * 4 + d
+            n += 1
+    return n
+
+
+class CorralAnalysis:
+    """Corral tests of positions of one board: a Python wrapper over the corral kernels.
+
+    ``label(state)`` finds the corrals of a position once (``corral_label``);
+    ``pi_corral_pushes()`` and ``deadlock_status()`` then answer for that position
+    (``corral_pi_codes``, ``corral_status``). Not thread-safe.
 
     With ``memo`` > 0, ``deadlock_status`` remembers the answer of each corral search by the
     sub-problem it posed (``corral_key``: the corral's boxes, its squares and the player's
     region with only those boxes on the board) and answers a repeated corral without searching:
-    during one search most positions repeat a corral of an earlier one. At most ``memo``
-    answers are kept (the memo starts over when full), so memory stays bounded.
+    during one search most positions repeat a corral of an earlier one. The memo is a
+    direct-mapped table of ``memo`` slots (rounded up to a power of two); a new answer whose
+    slot is taken overwrites it, so memory stays bounded.
 
     Args:
         board: a ``soko_gym.engine.Board``.
@@ -533,35 +786,45 @@ class CorralAnalysis:
     """
 
     def __init__(self, board, budget: int = 256, max_boxes: int = 12, memo: int = 0) -> None:
-        if memo < 0:
-            raise ValueError(f"memo must be >= 0, got {memo}")
+        self.tables = new_corral_tables(board, budget, max_boxes, memo)
         self.board = board
         self.budget = budget
-        self.memo_size = memo
-        self.memo: dict[tuple[int, int, int], int] = {}
-        self.memo_hits = 0
+        self.memo_size = int(self.tables.params[PARAM_MEMO])
         self.proof: tuple[np.ndarray, int] | None = None
-        self.scratch = new_corral_scratch(board.n_cells, board.n_boxes, budget, max_boxes)
-        self.stamps = new_stamps(board.cells)
-        self.stack = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-        self.seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
-        self.trail = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-        self.pushes = np.zeros(4 * max(1, board.n_boxes), dtype=SQUARE_DTYPE)
+        self.codes = np.zeros(4 * max(1, board.n_boxes), dtype=np.int64)
         self.state = None
         self.n_corrals = 0
 
+    @property
+    def memo_hits(self) -> int:
+        """Corral answers taken from the memo so far."""
+        return int(self.tables.counters[COUNT_MEMO_HITS])
+
+    @property
+    def searches(self) -> int:
+        """Bounded corral searches run so far."""
+        return int(self.tables.counters[COUNT_SEARCHES])
+
+    @property
+    def memo(self) -> dict[tuple[int, int, int], int]:
+        """The remembered answers, as {``corral_key`` triple: status} (a copy, for inspection)."""
+        ct = self.tables
+        if not self.memo_size:
+            return {}
+        used = np.flatnonzero(ct.memo_status >= 0)
+        return {
+            (int(ct.memo_boxes[i]), int(ct.memo_region[i]), int(ct.memo_norm[i])): int(
+                ct.memo_status[i]
+            )
+            for i in used
+        }
+
     def label(self, state) -> int:
         """Find the corrals of ``state`` (a ``State``; kept by reference); returns their count."""
-        b = self.board
-        sc = self.scratch
-        reach_player(state.box_at, b.offsets, int(state.player), self.stamps, self.stack)
         self.state = state
         self.n_corrals = int(
-            label_corrals(
-                b.cells, state.box_at, state.box_pos, b.offsets, self.stamps, sc.cstamp,
-                sc.region, sc.barrier, sc.info,
-            )
-        )  # fmt: skip
+            corral_label(self.tables, state.box_at, state.box_pos, int(state.player))
+        )
         return self.n_corrals
 
     def pi_corral_pushes(self) -> list[tuple[int, int]] | None:
@@ -574,34 +837,9 @@ class CorralAnalysis:
 
     def pi_corral_codes(self) -> np.ndarray | None:
         """``pi_corral_pushes`` as codes ``box square * 4 + direction`` (int64), or None."""
-        b = self.board
         st = self.state
-        sc = self.scratch
-        reach_player(st.box_at, b.offsets, int(st.player), self.stamps, self.stack)
-        best, _ = best_pi_corral(
-            b.dead, st.box_at, b.offsets, self.stamps, sc.cstamp, sc.barrier, sc.info,
-            self.n_corrals,
-        )  # fmt: skip
-        if best < 0:
-            return None
-        k = legal_pushes(b.cells, st.box_at, st.box_pos, b.offsets, self.stamps, self.pushes)
-        kept = keep_pushes_into(
-            st.box_pos, b.offsets, sc.cstamp, int(sc.info[best, INFO_MARK]), self.pushes, k
-        )
-        pushes = self.pushes[:kept].astype(np.int64)
-        squares = st.box_pos[pushes >> 2].astype(np.int64)
-        dirs = pushes & 3
-        alive = b.dead[squares + b.offsets[dirs]] == 0
-        return (squares * 4 + dirs)[alive]
-
-    def _corral_boxes(self, k: int) -> np.ndarray:
-        """Squares of corral ``k``'s boxes: its barrier and the boxes inside it."""
-        info = self.scratch.info
-        bs, bl = int(info[k, INFO_BARRIER_START]), int(info[k, INFO_BARRIER_LEN])
-        rs, rl = int(info[k, INFO_REGION_START]), int(info[k, INFO_REGION_LEN])
-        region = self.scratch.region[rs : rs + rl]
-        inside = region[self.state.box_at[region] >= 0]
-        return np.concatenate([self.scratch.barrier[bs : bs + bl], inside])
+        n = corral_pi_codes(self.tables, st.box_at, st.box_pos, int(st.player), self.codes)
+        return None if n < 0 else self.codes[:n].copy()
 
     def deadlock_status(self) -> int:
         """The corral deadlock test on the labelled position (see ``corral_deadlock_status``).
@@ -610,50 +848,12 @@ class CorralAnalysis:
         squares of the corral's boxes and the player's normalized square with only those boxes
         on the board (a pattern every position containing both is dead in); else None.
         """
-        b = self.board
+        ct = self.tables
         st = self.state
-        sc = self.scratch
-        result = CORRAL_OPEN
-        self.proof = None
-        for k in range(self.n_corrals):
-            if sc.info[k, INFO_NEEDS_PUSH] == 0:
-                continue
-            key = None
-            if self.memo_size:
-                key = corral_key(
-                    b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier, sc.info, k,
-                    int(st.player), sc.sub_box_at, self.stamps, self.stack,
-                )  # fmt: skip
-                key = (int(key[0]), int(key[1]), int(key[2]))
-                status = self.memo.get(key, -1)
-                if status >= 0:
-                    self.memo_hits += 1
-                    if status == CORRAL_DEADLOCK:
-                        return CORRAL_DEADLOCK
-                    if status == CORRAL_UNKNOWN:
-                        result = CORRAL_UNKNOWN
-                    continue
-            status = corral_deadlock(
-                b.cells, b.dead, b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier,
-                sc.info, k, int(st.player), self.budget, sc.sub_box_at, sc.sub_nodes,
-                sc.sub_hash, sc.sub_player, sc.sub_pos, sc.sub_pushes, self.stamps,
-                self.stack, self.seen, self.trail,
-            )  # fmt: skip
-            if key is not None:
-                if len(self.memo) >= self.memo_size:
-                    self.memo.clear()
-                self.memo[key] = int(status)
-            if status == CORRAL_DEADLOCK:
-                if key is None:
-                    key = corral_key(
-                        b.offsets, b.zobrist, st.box_at, sc.region, sc.barrier, sc.info, k,
-                        int(st.player), sc.sub_box_at, self.stamps, self.stack,
-                    )  # fmt: skip
-                self.proof = (self._corral_boxes(k), int(key[2]))
-                return CORRAL_DEADLOCK
-            if status == CORRAL_UNKNOWN:
-                result = CORRAL_UNKNOWN
-        return result
+        status = int(corral_status(ct, st.box_at, st.box_pos, int(st.player)))
+        m = int(ct.out[OUT_PROOF_LEN])
+        self.proof = (ct.proof[:m].copy(), int(ct.out[OUT_PROOF_NORM])) if m else None
+        return status
 
 
 def pi_corral_pushes_of(board, state) -> list[tuple[int, int]] | None:
@@ -712,12 +912,22 @@ def warmup_corral() -> None:
     pi_corral_pushes_of(board, state)
     analysis = CorralAnalysis(board, memo=4)
     analysis.label(state)
-    analysis.deadlock_status()  # compiles corral_key
-    if analysis.label(state):
-        sc = analysis.scratch
+    analysis.deadlock_status()  # the memo path of corral_status
+    # the kernels the bundle kernels call, by name too: loaded from the cache with their
+    # callers they would show no signature of their own
+    ct = analysis.tables
+    reach_player(state.box_at, ct.offsets, np.int64(state.player), ct.stamps, ct.stack)
+    n = label_corrals(
+        ct.cells, state.box_at, state.box_pos, ct.offsets, ct.stamps, ct.cstamp, ct.region,
+        ct.barrier, ct.info,
+    )  # fmt: skip
+    best_pi_corral(ct.dead, state.box_at, ct.offsets, ct.stamps, ct.cstamp, ct.barrier, ct.info,
+                   ct.out[OUT_N_CORRALS])  # fmt: skip
+    n_push = legal_pushes(ct.cells, state.box_at, state.box_pos, ct.offsets, ct.stamps, ct.pushes)
+    keep_pushes_into(state.box_pos, ct.offsets, ct.cstamp, np.int64(0), ct.pushes, n_push)
+    if n:
         pi_corral_pushes(
-            board.dead, state.box_at, board.offsets, analysis.stamps, sc.cstamp, sc.barrier,
-            sc.info, 0,
-        )  # fmt: skip
+            board.dead, state.box_at, board.offsets, ct.stamps, ct.cstamp, ct.barrier, ct.info, 0
+        )
     line_of, lines = wall_lines(board.cells, board.offsets)
     is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))

@@ -162,7 +162,7 @@ def _python_picks(run, node, moves):
 def test_ordering_kernel_picks_what_the_python_advisors_pick(selection):
     import planners
     from planners import SearchLimits
-    from planners.fess.search import FessPlanner, _FessRun, _Node
+    from planners.fess.search import FessPlanner, _FessRun
     from soko_gym.levels import verify
 
     level = soko_gym.load_levels(selection)[0]
@@ -174,17 +174,14 @@ def test_ordering_kernel_picks_what_the_python_advisors_pick(selection):
         state = verify(level, lurd[: i + 1]).state if i >= 0 else None
         pos = (state.box_pos if state else level.board.start_boxes).astype(np.int32).copy()
         player = int(state.player if state else level.board.start_player)
-        run._load(pos)
-        f = run._features_of(pos, player)
-        node = _Node(pos, player, None, None, 0, f, run._cell(f))
-        run._load(pos)
-        run._generate(node)
-        if node.n_open == 0:
+        node = run.node_moves(pos, player)
+        n_moves = node.moves.shape[0]
+        if n_moves == 0:
             continue
-        expected = _python_picks(run, node, run.moves_buf[: node.n_open])
+        expected = _python_picks(run, node, node.full)
         for a, name in enumerate(ADVISORS):
             picked = [j for j, bits in node.advised.items() if (bits >> a) & 1]
             assert picked == ([expected[name]] if expected[name] >= 0 else []), name
-        assert np.array_equal(np.sort(node.order), np.arange(node.n_open))
+        assert np.array_equal(np.sort(node.order), np.arange(n_moves))
         checked += 1
     assert checked >= 5

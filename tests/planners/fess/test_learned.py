@@ -5,6 +5,7 @@ import pytest
 
 import planners
 from planners import SearchLimits
+from planners._kernels.fess_learned import new_learned_tables
 from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
 from planners.fess.learned import LearnedPatterns
 from planners.fess.search import FessPlanner, _FessRun
@@ -110,11 +111,11 @@ def test_the_move_generator_drops_moves_that_complete_a_learned_pattern():
 
     def destinations(patterns):
         k = push_moves(run.move_tables, run.scratch, patterns, run.box_at, pos,
-                       int(board.start_player), run.moves_buf)  # fmt: skip
-        return {int(d) for d in run.moves_buf[:k, M_DST]}
+                       int(board.start_player), run.work.moves)  # fmt: skip
+        return {int(d) for d in run.work.moves[:k, M_DST]}
 
     before = int(run.scratch.kinds[DL_LEARNED])
-    assert door in destinations(run._no_patterns)
+    assert door in destinations(new_learned_tables(board.n_cells, 1, 1))
     moves = destinations(run.learned.tables)
     assert door not in moves and board.square(3, 3) in moves  # only the dead move goes
     assert run.scratch.kinds[DL_LEARNED] == before + 1

@@ -140,14 +140,14 @@ def test_the_feature_cache_gives_the_moves_a_fresh_generator_gives():
         b = level.board
         run = _FessRun(FessPlanner(), b, SearchLimits(max_nodes=300), None)
         run.run()
-        positions = [(n.box_pos, n.player) for n in run.table.values()][:150]
+        positions = run.positions()[:150]
         shared = new_move_scratch(b.cells, b.n_boxes, run.rooms.n_rooms, cache_bits=12)
 
         def moves(sc, pos, player, run=run):
             run._load(pos)
             k = push_moves(run.move_tables, sc, run.learned.tables, run.box_at, pos, player,
-                           run.moves_buf)  # fmt: skip
-            return run.moves_buf[:k].copy()
+                           run.work.moves)  # fmt: skip
+            return run.work.moves[:k].copy()
 
         for _ in range(2):
             for pos, player in positions:

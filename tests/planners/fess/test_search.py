@@ -9,8 +9,9 @@ from planners._kernels.fess_moves import (
     DL_RETROGRADE,
     DL_ROOM,
 )
+from planners._kernels.fess_search import K_DST, K_SRC
 from planners.fess.packing_plan import compute_packing_plan
-from planners.fess.search import K_DST, K_SRC, FessPlanner, _FessRun, _Node
+from planners.fess.search import FessPlanner, _FessRun
 from soko_gym.levels import Level, load_levels, verify
 
 
@@ -65,6 +66,28 @@ def test_limits_stop_the_search():
     level = load_levels("xsokoban:10")[0]
     result = planners.solve(level, "fess", SearchLimits(max_nodes=50))
     assert result.status == "node_limit" and not result.lurd
+    assert result.generated == 50
+    result = planners.solve(level, "fess", SearchLimits(max_memory_mb=1))
+    assert result.status == "memory_limit" and not result.lurd
+    result = planners.solve(level, "fess", SearchLimits(max_seconds=0.5))
+    assert result.status == "timeout" and result.seconds < 10
+
+
+def test_the_tree_grows_without_changing_the_search(monkeypatch):
+    # the kernels stop for more room and go on where they were: the same search as with
+    # room enough from the start
+    import planners.fess.search as fess_search
+
+    level = load_levels("xsokoban:31")[0]
+    big = planners.solve(level, "fess", SearchLimits(max_nodes=3000))
+    monkeypatch.setattr(fess_search, "_FIRST_NODES", 8)
+    monkeypatch.setattr(fess_search, "_FIRST_MOVES", 16)
+    small = planners.solve(level, "fess", SearchLimits(max_nodes=3000))
+    assert big.generated == small.generated == 3000
+    for key in ("expanded_moves", "transpositions", "cells", "deadlocks", "advisor_hits"):
+        assert big.stats[key] == small.stats[key], key
+    solved = planners.solve(load_levels("microban:20")[0], "fess")
+    assert solved.solved and verify(load_levels("microban:20")[0], solved.lurd).ok
 
 
 def test_weights_and_advisors_are_options():
@@ -150,11 +173,7 @@ def test_move_generator_rejects_dead_square_and_frozen_moves():
 
 
 def _root(run, board, pos):
-    features = run._features_of(pos, board.start_player)
-    node = _Node(pos, int(board.start_player), None, None, 0, features, run._cell(features))
-    run._load(pos)
-    run._generate(node)
-    return node
+    return run.node_moves(pos, int(board.start_player))
 
 
 def test_packing_plan_of_a_goal_room_level_fills_the_deepest_target_first():
@@ -185,7 +204,7 @@ def test_move_features_match_the_feature_evaluator_on_the_child(selection):
     run = _FessRun(FessPlanner(pi_corrals=False), board, SearchLimits(), None)
     pos = board.start_boxes.astype(np.int32).copy()
     root = _root(run, board, pos)
-    ev = FeatureEvaluator(board, run.rooms, run.hot)
+    ev = FeatureEvaluator(board, run.rooms, run.features.hot)
     plan = run.plan
     assert root.moves.shape[0] > 0
     for m in root.moves:
@@ -220,9 +239,9 @@ def _kernel_moves(run, pos):
     from planners._kernels.fess_moves import push_moves
 
     run._load(pos)
-    k = push_moves(run.move_tables, run.scratch, run._no_patterns, run.box_at, pos,
-                   int(run.board.start_player), run.moves_buf)  # fmt: skip
-    return run.moves_buf[:k]
+    k = push_moves(run.move_tables, run.scratch, run._learned_tables, run.box_at, pos,
+                   int(run.board.start_player), run.work.moves)  # fmt: skip
+    return run.work.moves[:k]
 
 
 def test_explorer_column_counts_only_pushes_from_newly_reached_squares():
@@ -272,7 +291,7 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
             for pos, player, dst in steps:
                 run._load(pos)
                 assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
-        remembered += len(run.room_memo) + len(run.corrals.memo)
+        remembered += int((run.work.memo_status >= 0).sum() + (run.corrals.memo_status >= 0).sum())
     assert remembered > 0
 
 

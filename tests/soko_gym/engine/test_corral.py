@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from numba import njit
 
 import planners
 import soko_gym
@@ -8,8 +9,26 @@ from soko_gym.engine.corral import (
     CORRAL_DEADLOCK,
     CORRAL_OPEN,
     CORRAL_UNKNOWN,
+    COUNT_MEMO_HITS,
+    COUNT_SEARCHES,
+    INFO_BARRIER_LEN,
+    INFO_BARRIER_START,
+    INFO_NEEDS_PUSH,
+    INFO_REGION_LEN,
+    INFO_REGION_START,
+    OUT_N_CORRALS,
+    OUT_PROOF_LEN,
+    OUT_PROOF_NORM,
+    PARAM_BUDGET,
+    PARAM_MEMO,
     CorralAnalysis,
+    corral_deadlock,
     corral_deadlock_status,
+    corral_key,
+    corral_label,
+    corral_pi_codes,
+    corral_status,
+    new_corral_tables,
     pi_corral_pushes_of,
 )
 from soko_gym.engine.deadlock import is_wall_line_deadlock, wall_lines
@@ -169,3 +188,110 @@ def test_corral_memo__a_repeated_corral_is_answered_without_a_search():
     assert analysis.memo_hits == 1
     with pytest.raises(ValueError, match="memo"):
         CorralAnalysis(board, memo=-1)
+
+
+def _expected_status_and_proof(ct, state):
+    """What ``corral_status`` must answer without a memo, from the per-corral kernels in Python.
+
+    Runs ``corral_deadlock`` on each corral needing a push in order; the first deadlock gives
+    the proof: the barrier squares, then the boxes inside K, and ``corral_key``'s norm.
+    """
+    player = int(state.player)
+    result = CORRAL_OPEN
+    for k in range(int(ct.out[OUT_N_CORRALS])):
+        if ct.info[k, INFO_NEEDS_PUSH] == 0:
+            continue
+        status = corral_deadlock(
+            ct.cells, ct.dead, ct.offsets, ct.zobrist, state.box_at, ct.region, ct.barrier,
+            ct.info, k, player, int(ct.params[PARAM_BUDGET]), ct.sub_box_at, ct.sub_nodes,
+            ct.sub_hash, ct.sub_player, ct.sub_pos, ct.sub_pushes, ct.stamps, ct.stack, ct.seen,
+            ct.trail,
+        )  # fmt: skip
+        if status == CORRAL_DEADLOCK:
+            _, _, norm = corral_key(
+                ct.offsets, ct.zobrist, state.box_at, ct.region, ct.barrier, ct.info, k,
+                player, ct.sub_box_at, ct.stamps, ct.stack,
+            )  # fmt: skip
+            bs, bl = ct.info[k, INFO_BARRIER_START], ct.info[k, INFO_BARRIER_LEN]
+            rs, rl = ct.info[k, INFO_REGION_START], ct.info[k, INFO_REGION_LEN]
+            region = ct.region[rs : rs + rl]
+            inside = region[state.box_at[region] >= 0]
+            return CORRAL_DEADLOCK, (ct.barrier[bs : bs + bl].tolist() + inside.tolist(), norm)
+        if status == CORRAL_UNKNOWN:
+            result = CORRAL_UNKNOWN
+    return result, None
+
+
+def test_corral_kernels__agree_with_the_wrapper_and_the_per_corral_searches():
+    proofs = hits = 0
+    for level in soko_gym.load_levels("microban:1-8"):
+        board = level.board
+        plain = new_corral_tables(board)
+        memo = new_corral_tables(board, memo=1 << 10)
+        check = new_corral_tables(board)
+        analysis = CorralAnalysis(board)
+        out = np.zeros(4 * board.n_boxes, dtype=np.int64)
+        for state in _random_positions(level, n_walks=4, length=25, seed=11):
+            args = (state.box_at, state.box_pos, int(state.player))
+            where = (level.title, state.box_pos.tolist())
+            n = corral_label(plain, *args)
+            assert corral_label(memo, *args) == corral_label(check, *args) == n
+            assert analysis.label(state) == n == plain.out[OUT_N_CORRALS]
+            expected, proof = _expected_status_and_proof(check, state)
+            status = corral_status(plain, *args)
+            assert status == expected == analysis.deadlock_status(), where
+            assert corral_status(memo, *args) == expected, where
+            if proof is None:
+                assert plain.out[OUT_PROOF_LEN] == 0 and analysis.proof is None
+            else:
+                proofs += 1
+                m = int(plain.out[OUT_PROOF_LEN])
+                assert (plain.proof[:m].tolist(), int(plain.out[OUT_PROOF_NORM])) == proof
+                assert (analysis.proof[0].tolist(), analysis.proof[1]) == proof
+            k = corral_pi_codes(plain, *args, out)
+            codes = analysis.pi_corral_codes()
+            assert (k < 0) == (codes is None), where
+            if k >= 0:
+                assert out[:k].tolist() == codes.tolist(), where
+        assert plain.counters[COUNT_MEMO_HITS] == 0
+        hits += int(memo.counters[COUNT_MEMO_HITS])
+    assert proofs > 0 and hits > 0
+
+
+def test_corral_tables__memo_rounds_to_a_power_of_two_and_needs_the_whole_key():
+    board, state = position(CORRAL_OPENS)
+    assert new_corral_tables(board).params[PARAM_MEMO] == 0
+    assert new_corral_tables(board, memo=1).params[PARAM_MEMO] == 1
+    ct = new_corral_tables(board, memo=5)
+    assert ct.params[PARAM_MEMO] == 8 and ct.memo_status.shape == (8,)
+    with pytest.raises(ValueError, match="memo"):
+        new_corral_tables(board, memo=-1)
+    ct = new_corral_tables(board, memo=1)  # one slot: every key maps to it
+    args = (state.box_at, state.box_pos, int(state.player))
+    corral_label(ct, *args)
+    assert corral_status(ct, *args) == CORRAL_OPEN
+    assert ct.counters[COUNT_SEARCHES] == 1 and ct.memo_status[0] == CORRAL_OPEN
+    ct.memo_status[0] = CORRAL_DEADLOCK  # a forged answer for a key differing only in norm
+    ct.memo_norm[0] += 1
+    assert corral_status(ct, *args) == CORRAL_OPEN  # not a hit: searched again
+    assert ct.counters[COUNT_MEMO_HITS] == 0 and ct.counters[COUNT_SEARCHES] == 2
+    assert corral_status(ct, *args) == CORRAL_OPEN  # the search overwrote the slot: a hit
+    assert ct.counters[COUNT_MEMO_HITS] == 1 and ct.counters[COUNT_SEARCHES] == 2
+
+
+@njit
+def _label_status_codes(ct, box_at, box_pos, player, out):
+    n = corral_label(ct, box_at, box_pos, player)
+    status = corral_status(ct, box_at, box_pos, player)
+    return n, status, corral_pi_codes(ct, box_at, box_pos, player, out)
+
+
+def test_corral_kernels__callable_from_njit_code():
+    board, state = position(PI_NO_PUSH)
+    ct = new_corral_tables(board, memo=4)
+    out = np.zeros(4 * board.n_boxes, dtype=np.int64)
+    n, status, k = _label_status_codes(ct, state.box_at, state.box_pos, int(state.player), out)
+    analysis = CorralAnalysis(board)
+    assert n == analysis.label(state) > 0
+    assert status == analysis.deadlock_status()
+    assert k == 0 and analysis.pi_corral_codes().tolist() == []

@@ -1,0 +1,673 @@
+"""The FESS search loop in kernels: the tree, the transposition table, the cells and the cycle.
+
+``planners.fess.search`` builds the level's tables and the root, then calls ``fess_run`` in
+slices of expansions; Python only checks the deadline between slices, grows the arrays when a
+kernel asks for room (``FessTree`` is replaced by a larger copy, ``grow_tree``) and rebuilds
+the solution at the end. The search itself (Shoham, Sections 1, 3 and 7, see the module
+docstring of ``planners.fess.search``) is done here:
+
+- *Nodes* are rows of ``FessTree``: box squares, player, parent, the macro move that made the
+  node, weight, features, cell, and the node's slice of the move pool (moves with their
+  weights, order and advisor bits) with a cursor to the next move to expand.
+- *Transposition table*: open addressing on the Zobrist hash of the boxes mixed with the
+  normalized player square.
+- *Cells*: one per feature-space point reached (``cell_tab`` maps the packed features to a
+  cell id); each active cell keeps its nodes in a skew heap threaded through the node rows
+  (a node is in at most one heap, with at most one entry, keyed by its next move); the active
+  cells are visited round robin, the least-weight move of each expanded in turn.
+- *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
+  frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
+  ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
+  become learned patterns.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from planners._kernels.fess_frozen import frozen_bipartite_deadlock
+from planners._kernels.fess_learned import learned_add, match_learned
+from planners._kernels.fess_moves import (
+    DL_BIPARTITE,
+    DL_CORRAL,
+    DL_LEARNED,
+    DL_RETROGRADE,
+    DL_ROOM,
+    M_BOX,
+    M_CONN,
+    M_DST,
+    M_HOT,
+    M_MOB,
+    M_NORM,
+    M_OOP,
+    M_PACKED,
+    M_PLAYER,
+    M_ROOMS,
+    M_SRC,
+    ROOM_DEADLOCK,
+    keep_first_pushes,
+    push_moves,
+    retrograde_deadlock,
+    room_deadlock,
+    room_key,
+)
+from planners._kernels.fess_order import N_ADVISORS, OrderNode, order_moves
+from soko_gym.engine.corral import (
+    CORRAL_DEADLOCK,
+    OUT_PROOF_LEN,
+    OUT_PROOF_NORM,
+    corral_label,
+    corral_pi_codes,
+    corral_status,
+)
+
+# the move columns a node keeps in the pool (int16), in this order
+KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
+K_BOX, K_SRC, K_DST, K_PLAYER, K_NORM, K_OOP, K_PACKED, K_CONN, K_ROOMS, K_HOT, K_MOB = range(11)
+N_KEEP = 11
+
+# FessTables.opts
+O_RETROGRADE = 0
+O_FROZEN = 1  # bipartite test with frozen boxes as walls
+O_LEARNED = 2
+O_ROOMS = 3
+O_CORRALS = 4
+O_PI_CORRALS = 5
+O_ROOM_AXIS = 6
+O_SEEDED = 7
+O_NODE_LIMIT = 8  # most nodes, -1 for none
+N_OPTS = 9
+
+# FessTree.ctr
+C_NODES = 0
+C_EXPANDED = 1
+C_TRANSPOSITIONS = 2
+C_CELLS = 3  # cells made active (a cell emptied and refilled counts again)
+C_PI_CORRAL_NODES = 4
+C_MOVES_USED = 5  # rows of the move pool in use
+C_TICK = 6  # insertion counter of the cell heaps (ties in arrival order)
+C_ROUND = 7  # round-robin position in the active list
+C_ACTIVE = 8  # active cells
+C_SOLVED = 9  # the solved node, -1 before
+C_LABELLED = 10  # node whose corrals the corral scratch holds, -1 for none
+C_ROOM_SEARCHES = 11
+C_ROOM_MEMO_HITS = 12
+C_LEARNED_HITS = 13
+C_N_CELL_IDS = 14  # cell ids handed out
+C_ADVISOR = 15  # N_ADVISORS slots: expanded moves each advisor picked
+N_CTR = C_ADVISOR + N_ADVISORS
+
+# statuses of fess_run
+S_SLICE = 0  # the slice's expansions are done; call again
+S_SOLVED = 1  # ctr[C_SOLVED] holds the node
+S_UNSOLVABLE = 2  # every reachable position searched
+S_GROW = 3  # the tree needs more room (grow_tree), then call again
+S_NODE_LIMIT = 4
+
+FessTables = namedtuple(
+    "FessTables",
+    [
+        "mt",  # MoveTables of the move generator
+        "ot",  # OrderTables of the advisors and the move order
+        "goal",  # uint8[n_cells] 1 on targets
+        "room_area",  # uint8[n_rooms, n_cells] a room and the corridor squares next to it
+        "room_sq",  # int32[...] those squares, room r's in room_sq[room_start[r]:room_start[r+1]]
+        "room_start",  # int32[n_rooms + 1]
+        "opts",  # int64[N_OPTS] (O_* slots)
+    ],
+)
+
+FessScratch = namedtuple(
+    "FessScratch",
+    [
+        "box_at",  # int16[n_cells] the position at hand
+        "box_pos",  # int32[n_boxes] its boxes
+        "moves",  # int32[cap, N_MOVE_COLS] the move generator's output
+        "wts",  # int64[cap] move weights (order_moves)
+        "order",  # int64[cap]
+        "picked",  # int64[cap]
+        "tiebreak",  # int64[cap]
+        "features",  # int64[6] features of the node whose moves are ordered
+        "pi_codes",  # int64[4 * n_boxes] first pushes PI-corral pruning keeps
+        "proof",  # int32[n_boxes] squares of a pattern to learn
+        "sub_box_at",  # int16[n_cells] all -1
+        "room_nodes",  # room_deadlock scratch (see its docstring)
+        "room_key",
+        "room_player",
+        "room_pos",
+        "room_pushes",
+        "room_used",
+        "memo_hash",  # uint64[cap] room memo by room_key: the boxes' hash
+        "memo_info",  # int64[cap] room * 2^32 + normalized player
+        "memo_status",  # int8[cap] the answer, -1 for an empty slot
+        "rng",  # uint64[1] xorshift state of the seeded tie-breaks
+    ],
+)
+
+FessTree = namedtuple(
+    "FessTree",
+    [
+        "box_pos",  # int16[cap, n_boxes]
+        "hash",  # uint64[cap] Zobrist hash of the boxes
+        "player",  # int32[cap] the player's square (after the move that made the node)
+        "norm",  # int32[cap] its normalized square
+        "parent",  # int32[cap] -1 for the root
+        "moved",  # int32[cap, 2] the macro move that made the node: box, source square
+        "weight",  # int64[cap]
+        "feat",  # int32[cap, 6] oop, packed, conn, rooms, hot, mob
+        "cell",  # int32[cap] cell id
+        "mstart",  # int64[cap] first row of the node's moves in the pool
+        "mcount",  # int32[cap] its moves
+        "mnext",  # int32[cap] position in its order of the next move to expand
+        "n_open",  # int32[cap] moves not expanded plus children not known dead
+        "dead",  # uint8[cap]
+        "tick",  # int64[cap] when the node entered its cell's heap
+        "left",  # int32[cap] skew heap links
+        "right",  # int32[cap]
+        "tt",  # int32[tcap] node per slot, -1 empty (tcap a power of two >= 2 cap)
+        "rows",  # int16[mcap, N_KEEP] the move pool
+        "mwts",  # int32[mcap] move weights
+        "morder",  # int32[mcap] the node's move indices, first to expand first
+        "advised",  # uint8[mcap] bits of the advisors that picked the move
+        "cell_feat",  # int32[cap, 4] oop, -packed, conn, rooms (0 without the room axis)
+        "cell_root",  # int32[cap] heap root per cell, -1 empty
+        "cell_on",  # uint8[cap] 1 while the cell is in the active list
+        "cell_tab",  # int32[tcap] cell id per slot, -1 empty
+        "active",  # int32[cap] the active cells, in the order they became active
+        "ctr",  # int64[N_CTR] (C_* slots)
+    ],
+)
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def _slot(h, mask):
+    h = (h ^ (h >> np.uint64(31))) * _MIX
+    return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
+
+
+@njit(cache=True, nogil=True)
+def _tt_hash(h, norm):
+    return h ^ (np.uint64(norm + 1) * np.uint64(0xBF58476D1CE4E5B9))
+
+
+@njit(cache=True, nogil=True)
+def tt_find(tree, h, norm):
+    """(node with boxes hash ``h`` and normalized player ``norm`` or -1, its free slot)."""
+    mask = tree.tt.shape[0] - 1
+    s = _slot(_tt_hash(h, norm), mask)
+    while True:
+        n = tree.tt[s]
+        if n < 0:
+            return -1, s
+        if tree.hash[n] == h and tree.norm[n] == norm:
+            return n, s
+        s = (s + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _cell_code(oop, packed, conn, rooms):
+    return (np.int64(oop) << 48) | (np.int64(packed) << 32) | (np.int64(conn) << 16) | rooms
+
+
+@njit(cache=True, nogil=True)
+def _cell_slot(tree, code):
+    """(cell id with packed features ``code`` or -1, its free slot)."""
+    mask = tree.cell_tab.shape[0] - 1
+    s = _slot(np.uint64(code), mask)
+    while True:
+        c = tree.cell_tab[s]
+        if c < 0:
+            return -1, s
+        cf = tree.cell_feat[c]
+        if _cell_code(cf[0], -cf[1], cf[2], cf[3]) == code:
+            return c, s
+        s = (s + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _cell_of(tree, oop, packed, conn, rooms):
+    """The id of the cell (oop, -packed, conn, rooms), made when new."""
+    code = _cell_code(oop, packed, conn, rooms)
+    c, s = _cell_slot(tree, code)
+    if c >= 0:
+        return c
+    c = tree.ctr[C_N_CELL_IDS]
+    tree.ctr[C_N_CELL_IDS] = c + 1
+    tree.cell_tab[s] = c
+    tree.cell_feat[c, 0] = oop
+    tree.cell_feat[c, 1] = -packed
+    tree.cell_feat[c, 2] = conn
+    tree.cell_feat[c, 3] = rooms
+    tree.cell_root[c] = -1
+    tree.cell_on[c] = 0
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _cell_worse(tree, a, b):
+    """True when cell ``a`` is worse than cell ``b`` (lexicographic on its features)."""
+    for i in range(4):
+        if tree.cell_feat[a, i] != tree.cell_feat[b, i]:
+            return tree.cell_feat[a, i] > tree.cell_feat[b, i]
+    return False
+
+
+@njit(cache=True, nogil=True)
+def rehash_tree(tree):
+    """Fill ``tt`` and ``cell_tab`` (all -1) from the nodes and cells (after ``grow_tree``)."""
+    mask = tree.tt.shape[0] - 1
+    for n in range(tree.ctr[C_NODES]):
+        s = _slot(_tt_hash(tree.hash[n], tree.norm[n]), mask)
+        while tree.tt[s] >= 0:
+            s = (s + 1) & mask
+        tree.tt[s] = n
+    for c in range(tree.ctr[C_N_CELL_IDS]):
+        cf = tree.cell_feat[c]
+        _, s = _cell_slot(tree, _cell_code(cf[0], -cf[1], cf[2], cf[3]))
+        tree.cell_tab[s] = c
+
+
+# ---------------------------------------------------------------------- cell heaps
+
+
+@njit(cache=True, nogil=True)
+def _less(tree, a, b):
+    """True when node ``a``'s next move comes before node ``b``'s (weight, features, tick)."""
+    ra = tree.mstart[a] + tree.morder[tree.mstart[a] + tree.mnext[a]]
+    rb = tree.mstart[b] + tree.morder[tree.mstart[b] + tree.mnext[b]]
+    wa = tree.weight[a] + tree.mwts[ra]
+    wb = tree.weight[b] + tree.mwts[rb]
+    if wa != wb:
+        return wa < wb
+    ma = tree.rows[ra]
+    mb = tree.rows[rb]
+    for col, sign in ((K_OOP, 1), (K_PACKED, -1), (K_CONN, 1), (K_ROOMS, 1), (K_HOT, 1),
+                      (K_MOB, -1)):  # fmt: skip
+        if ma[col] != mb[col]:
+            return sign * (np.int64(ma[col]) - np.int64(mb[col])) < 0
+    return tree.tick[a] < tree.tick[b]
+
+
+@njit(cache=True, nogil=True)
+def _merge(tree, h1, h2):
+    """Skew-heap merge of the heaps rooted at ``h1`` and ``h2`` (-1 empty); returns the root."""
+    if h1 < 0:
+        return h2
+    if h2 < 0:
+        return h1
+    if _less(tree, h2, h1):
+        h1, h2 = h2, h1
+    root = h1
+    cur = h1
+    other = h2
+    while True:
+        r = tree.right[cur]
+        tree.right[cur] = tree.left[cur]
+        if r < 0:
+            tree.left[cur] = other
+            return root
+        if _less(tree, other, r):
+            r, other = other, r
+        tree.left[cur] = r
+        cur = r
+
+
+@njit(cache=True, nogil=True)
+def _push_node(tree, node):
+    """Put the node's next move into its cell's heap (the cell made active when it is not)."""
+    if tree.mnext[node] >= tree.mcount[node]:
+        return
+    c = tree.cell[node]
+    ctr = tree.ctr
+    if not tree.cell_on[c]:
+        tree.cell_on[c] = 1
+        tree.cell_root[c] = -1
+        tree.active[ctr[C_ACTIVE]] = c
+        ctr[C_ACTIVE] += 1
+        ctr[C_CELLS] += 1
+    ctr[C_TICK] += 1
+    tree.tick[node] = ctr[C_TICK]
+    tree.left[node] = -1
+    tree.right[node] = -1
+    tree.cell_root[c] = _merge(tree, tree.cell_root[c], node)
+
+
+@njit(cache=True, nogil=True)
+def _pop(tree, c):
+    """Remove and return the first node of cell ``c``'s heap (not empty)."""
+    root = tree.cell_root[c]
+    tree.cell_root[c] = _merge(tree, tree.left[root], tree.right[root])
+    tree.left[root] = -1
+    tree.right[root] = -1
+    return root
+
+
+# ---------------------------------------------------------------------- dead marking
+
+
+@njit(cache=True, nogil=True)
+def _mark_dead(tree, node):
+    while node >= 0 and not tree.dead[node]:
+        tree.dead[node] = 1
+        parent = tree.parent[node]
+        if parent < 0:
+            return
+        tree.n_open[parent] -= 1
+        if tree.n_open[parent] > 0:
+            return
+        node = parent
+
+
+@njit(cache=True, nogil=True)
+def _close_move(tree, node):
+    """A move of ``node`` led nowhere new: one fewer open move."""
+    tree.n_open[node] -= 1
+    if tree.n_open[node] == 0 and tree.mnext[node] >= tree.mcount[node]:
+        _mark_dead(tree, node)
+
+
+# ---------------------------------------------------------------------- positions
+
+
+@njit(cache=True, nogil=True)
+def _load(tree, w, node):
+    """Put ``node``'s position into ``w.box_at`` and ``w.box_pos`` (clearing the last one)."""
+    for b in range(w.box_pos.shape[0]):
+        w.box_at[w.box_pos[b]] = -1
+    for b in range(w.box_pos.shape[0]):
+        sq = tree.box_pos[node, b]
+        w.box_pos[b] = sq
+        w.box_at[sq] = b
+
+
+@njit(cache=True, nogil=True)
+def _next_random(w):
+    x = w.rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    w.rng[0] = x
+    return x * np.uint64(0x2545F4914F6CDD1D)
+
+
+@njit(cache=True, nogil=True)
+def _room_test(t, sc, w, learned, player, dst):
+    """The room deadlock search on the room the moved box ends in (or next to); True: dead."""
+    mt = t.mt
+    room = mt.room_id[dst]
+    if room < 0:  # a corridor square next to a room belongs to that room's area
+        for o in mt.offsets:
+            if mt.room_id[dst + o] >= 0:
+                room = mt.room_id[dst + o]
+                break
+    if room < 0:
+        return False
+    squares = t.room_sq[t.room_start[room] : t.room_start[room + 1]]
+    h, norm = room_key(
+        mt.offsets, mt.zobrist, w.box_at, squares, player, w.sub_box_at, sc.stamps, sc.stack
+    )
+    info = (np.int64(room) << 32) | np.int64(norm)
+    s = _slot(h ^ np.uint64(info * 0x94D049BB133111EB), w.memo_hash.shape[0] - 1)
+    if w.memo_status[s] >= 0 and w.memo_hash[s] == h and w.memo_info[s] == info:
+        return w.memo_status[s] == ROOM_DEADLOCK
+    status = room_deadlock(
+        mt.cells, mt.dead, mt.offsets, mt.zobrist, w.box_at, t.room_area[room], squares,
+        player, w.sub_box_at, w.room_nodes, w.room_key, w.room_player, w.room_pos,
+        w.room_pushes, w.room_used, sc.stamps, sc.stack, sc.seen, sc.trail,
+    )  # fmt: skip
+    w.memo_hash[s] = h
+    w.memo_info[s] = info
+    w.memo_status[s] = status
+    if status == ROOM_DEADLOCK and t.opts[O_LEARNED]:
+        n = 0
+        for i in range(squares.shape[0]):
+            if w.box_at[squares[i]] >= 0:
+                w.proof[n] = squares[i]
+                n += 1
+        learned_add(learned, w.proof, np.int64(n), np.int64(norm))
+    return status == ROOM_DEADLOCK
+
+
+@njit(cache=True, nogil=True)
+def node_deadlock(t, sc, w, tree, learned, frozen, corral, node, player, dst):
+    """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
+
+    ``player``: the player's square; ``dst``: the moved box's square. ``node``: the
+    position's node (-1 for none); the corral scratch is marked as holding its corrals, which
+    its move generation reuses.
+    """
+    mt = t.mt
+    opts = t.opts
+    if opts[O_RETROGRADE] and retrograde_deadlock(
+        mt.cells, mt.dead, mt.offsets, mt.goals, w.box_at, w.box_pos, sc.seen, sc.trail,
+        w.sub_box_at,
+    ):  # fmt: skip
+        return DL_RETROGRADE
+    if opts[O_FROZEN] and frozen_bipartite_deadlock(frozen, w.box_pos):
+        return DL_BIPARTITE
+    if opts[O_LEARNED] and (
+        match_learned(
+            learned, w.box_at, w.box_pos, player, mt.offsets, w.sub_box_at, sc.stamps, sc.stack
+        )
+        >= 0
+    ):
+        tree.ctr[C_LEARNED_HITS] += 1
+        return DL_LEARNED
+    if opts[O_ROOMS] and t.room_start.shape[0] > 1 and _room_test(t, sc, w, learned, player, dst):
+        return DL_ROOM
+    if opts[O_CORRALS]:
+        corral_label(corral, w.box_at, w.box_pos, player)
+        tree.ctr[C_LABELLED] = node
+        if corral_status(corral, w.box_at, w.box_pos, player) == CORRAL_DEADLOCK:
+            n = corral.out[OUT_PROOF_LEN]
+            if opts[O_LEARNED] and n > 0:
+                for i in range(n):
+                    w.proof[i] = corral.proof[i]
+                learned_add(learned, w.proof, np.int64(n), corral.out[OUT_PROOF_NORM])
+            return DL_CORRAL
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def generate_moves(t, sc, w, tree, learned, corral, node):
+    """Generate, order and store the moves of ``node`` (loaded); returns their count."""
+    player = np.int64(tree.player[node])
+    k = push_moves(t.mt, sc, learned, w.box_at, w.box_pos, player, w.moves)
+    ctr = tree.ctr
+    if t.opts[O_PI_CORRALS] and k:
+        if ctr[C_LABELLED] != node:
+            corral_label(corral, w.box_at, w.box_pos, player)
+            ctr[C_LABELLED] = node
+        n = corral_pi_codes(corral, w.box_at, w.box_pos, player, w.pi_codes)
+        if n >= 0:
+            k = keep_first_pushes(w.moves, k, w.pi_codes[:n])
+            ctr[C_PI_CORRAL_NODES] += 1
+            if k == 0:
+                sc.kinds[DL_CORRAL] += 1
+    if k:
+        for i in range(6):
+            w.features[i] = tree.feat[node, i]
+        tb = w.tiebreak[:k]
+        if t.opts[O_SEEDED]:  # a seeded random order among moves that tie on every feature
+            for i in range(k):
+                tb[i] = i
+            for i in range(k - 1, 0, -1):
+                j = np.int64(_next_random(w) % np.uint64(i + 1))
+                tb[i], tb[j] = tb[j], tb[i]
+        else:
+            tb[:] = 0
+        order_moves(
+            w.moves, k, t.ot, OrderNode(w.features, w.box_pos, sc.hot_out, tb), w.wts, w.order,
+            w.picked,
+        )  # fmt: skip
+    base = ctr[C_MOVES_USED]
+    for i in range(k):
+        r = base + i
+        for c in range(N_KEEP):
+            tree.rows[r, c] = w.moves[i, KEEP[c]]
+        tree.mwts[r] = w.wts[i]
+        tree.morder[r] = w.order[i]
+        tree.advised[r] = w.picked[i]
+    ctr[C_MOVES_USED] = base + k
+    tree.mstart[node] = base
+    tree.mcount[node] = k
+    tree.mnext[node] = 0
+    tree.n_open[node] = k
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _is_solved(t, w):
+    for b in range(w.box_pos.shape[0]):
+        if not t.goal[w.box_pos[b]]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
+    """Make move ``j`` of ``node`` (loaded); returns S_SOLVED or S_SLICE."""
+    ctr = tree.ctr
+    ctr[C_EXPANDED] += 1
+    m = tree.mstart[node] + j
+    bits = tree.advised[m]
+    for a in range(N_ADVISORS):
+        if (bits >> a) & 1:
+            ctr[C_ADVISOR + a] += 1
+    row = tree.rows[m]
+    box = np.int64(row[K_BOX])
+    src = np.int64(row[K_SRC])
+    dst = np.int64(row[K_DST])
+    norm = np.int64(row[K_NORM])
+    z = t.mt.zobrist
+    h = tree.hash[node] ^ z[src] ^ z[dst]
+    found, slot = tt_find(tree, h, norm)
+    if found >= 0:
+        ctr[C_TRANSPOSITIONS] += 1
+        _close_move(tree, node)
+        return S_SLICE
+    child = ctr[C_NODES]
+    ctr[C_NODES] = child + 1
+    tree.tt[slot] = child
+    tree.box_pos[child] = tree.box_pos[node]
+    tree.box_pos[child, box] = dst
+    tree.hash[child] = h
+    tree.player[child] = row[K_PLAYER]
+    tree.norm[child] = norm
+    tree.parent[child] = node
+    tree.moved[child, 0] = box
+    tree.moved[child, 1] = src
+    tree.weight[child] = tree.weight[node] + tree.mwts[m]
+    tree.feat[child, 0] = row[K_OOP]
+    tree.feat[child, 1] = row[K_PACKED]
+    tree.feat[child, 2] = row[K_CONN]
+    tree.feat[child, 3] = row[K_ROOMS]
+    tree.feat[child, 4] = row[K_HOT]
+    tree.feat[child, 5] = row[K_MOB]
+    rooms = row[K_ROOMS] if t.opts[O_ROOM_AXIS] else 0
+    c = _cell_of(tree, row[K_OOP], row[K_PACKED], row[K_CONN], rooms)
+    if _cell_worse(tree, c, tree.cell[node]):  # worse than its parent: its best ancestor's
+        c = tree.cell[node]
+    tree.cell[child] = c
+    tree.dead[child] = 0
+    tree.mcount[child] = 0
+    tree.mnext[child] = 0
+    tree.n_open[child] = 0
+    # the child's position: one box moved
+    w.box_at[src] = -1
+    w.box_at[dst] = box
+    w.box_pos[box] = dst
+    if _is_solved(t, w):
+        ctr[C_SOLVED] = child
+        return S_SOLVED
+    kind = node_deadlock(
+        t, sc, w, tree, learned, frozen, corral, child, np.int64(row[K_PLAYER]), dst
+    )
+    if kind >= 0:
+        sc.kinds[kind] += 1
+        tree.dead[child] = 1
+        _close_move(tree, node)
+        return S_SLICE
+    if generate_moves(t, sc, w, tree, learned, corral, child) == 0:
+        _mark_dead(tree, child)
+        return S_SLICE
+    _push_node(tree, child)
+    return S_SLICE
+
+
+@njit(cache=True, nogil=True)
+def fess_root(t, sc, w, tree, learned, corral):
+    """Store the root, generate its moves and put it in its cell; returns its moves' count.
+
+    The caller writes node 0's boxes, hash, player, norm, weight and features first.
+    """
+    ctr = tree.ctr
+    ctr[C_NODES] = 1
+    ctr[C_SOLVED] = -1
+    ctr[C_LABELLED] = -1
+    root = np.int64(0)
+    _, slot = tt_find(tree, tree.hash[0], np.int64(tree.norm[0]))
+    tree.tt[slot] = 0
+    f = tree.feat[0]
+    rooms = f[3] if t.opts[O_ROOM_AXIS] else 0
+    tree.cell[0] = _cell_of(tree, f[0], f[1], f[2], rooms)
+    tree.parent[0] = -1
+    tree.dead[0] = 0
+    for b in range(w.box_pos.shape[0]):  # nothing loaded yet
+        w.box_pos[b] = tree.box_pos[0, b]
+    _load(tree, w, root)
+    k = generate_moves(t, sc, w, tree, learned, corral, root)
+    _push_node(tree, root)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def fess_run(t, sc, w, tree, learned, frozen, corral, budget):
+    """Run the FESS cycle for at most ``budget`` expansions; returns an S_* status.
+
+    Returns S_GROW before an expansion the tree has no room for (``room_for``).
+    """
+    ctr = tree.ctr
+    cap = tree.cell.shape[0]
+    max_moves = w.moves.shape[0]
+    limit = t.opts[O_NODE_LIMIT]
+    while ctr[C_ACTIVE] > 0:
+        if budget <= 0:
+            return S_SLICE
+        if limit >= 0 and ctr[C_NODES] >= limit:
+            return S_NODE_LIMIT
+        if ctr[C_NODES] + 1 >= cap or ctr[C_MOVES_USED] + max_moves > tree.rows.shape[0]:
+            return S_GROW
+        if ctr[C_ROUND] >= ctr[C_ACTIVE]:
+            ctr[C_ROUND] = 0
+        i = ctr[C_ROUND]
+        c = tree.active[i]
+        node = -1
+        while tree.cell_root[c] >= 0:
+            cand = _pop(tree, c)
+            if not tree.dead[cand]:
+                node = cand
+                break
+        if node < 0:  # the cell is spent: out of the active list
+            n_active = ctr[C_ACTIVE]
+            for k in range(i, n_active - 1):
+                tree.active[k] = tree.active[k + 1]
+            ctr[C_ACTIVE] = n_active - 1
+            tree.cell_on[c] = 0
+            continue
+        ctr[C_ROUND] = i + 1
+        j = tree.morder[tree.mstart[node] + tree.mnext[node]]
+        tree.mnext[node] += 1
+        _push_node(tree, node)
+        _load(tree, w, node)
+        if _expand(t, sc, w, tree, learned, frozen, corral, node, j) == S_SOLVED:
+            return S_SOLVED
+        if tree.dead[0]:
+            return S_UNSOLVABLE
+        budget -= 1
+    return S_UNSOLVABLE
