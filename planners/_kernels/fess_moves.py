@@ -82,6 +82,7 @@ MoveTables = namedtuple(
         "pat_boxes",
         "flags",  # int64[1]: 1 runs the bipartite test on every move
         "zobrist",  # uint64[n_cells] Zobrist key per square (the feature cache's keys)
+        "room_border",  # uint8[n_cells] passages and room squares next to one or another room
     ],
 )
 
@@ -114,6 +115,14 @@ MoveScratch = namedtuple(
         "feat",  # int32[N_FEAT] the features of the destination at hand (FEAT_* slots)
         "cache_key",  # uint64[cap] feature cache (cap a power of two): box-set hash per slot
         "cache_val",  # int32[cap, N_FEAT] its entry; FEAT_KIND -2 marks an empty slot
+        "region",  # int32[n_cells] player region of each free square (``edge_blocks``)
+        "contrib",  # int32[n_cells] pushes the player could make from each free square
+        "reg_mob",  # int32[n_cells] per region: pushes from its squares (dead squares left out)
+        "reg_new",  # int32[n_cells] the same, from squares not reached before the move
+        "reg_min",  # int32[n_cells, 2] per region: its two smallest squares
+        "rooms0",  # int64[1] broken room-graph edges of the position (before any move)
+        "dsts",  # int32[n_cells] the squares a box can be pushed to, increasing
+        "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
     ],
 )
 
@@ -166,10 +175,18 @@ def new_move_scratch(
         feat=np.zeros(N_FEAT, dtype=np.int32),
         cache_key=np.zeros(cap, dtype=np.uint64),
         cache_val=cache_val,
+        region=np.zeros(n, dtype=np.int32),
+        contrib=np.zeros(n, dtype=np.int32),
+        reg_mob=np.zeros(n, dtype=np.int32),
+        reg_new=np.zeros(n, dtype=np.int32),
+        reg_min=np.zeros((n, 2), dtype=np.int32),
+        rooms0=np.zeros(1, dtype=np.int64),
+        dsts=np.zeros(n, dtype=np.int32),
+        dst_mark=np.zeros(n + 1, dtype=np.int64),
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def edge_blocks(cells, box_at, offsets, floor, sc):
     """Biconnected blocks of the free squares (floor without boxes), by edge; player regions.
 
@@ -179,6 +196,8 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
     when the edges ``q-s`` and ``q-t`` share a block, so box paths need no flood fill per
     state, and a box put on ``q`` splits its region into as many regions as there are distinct
     blocks among ``q``'s edges. Iterative Tarjan over the grid graph.
+
+    ``sc.region`` receives the region of each free square (numbered from 0 in board order).
 
     Returns:
         The number of player regions (connected areas of free squares).
@@ -200,6 +219,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
         if box_at[root] >= 0 or disc[root] >= 0:
             continue
         n_regions += 1
+        sc.region[root] = n_regions - 1
         disc[root] = t
         low[root] = t
         t += 1
@@ -219,6 +239,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
                 if disc[w] < 0:
                     estack[etop] = v * 4 + d
                     etop += 1
+                    sc.region[w] = n_regions - 1
                     disc[w] = t
                     low[w] = t
                     t += 1
@@ -252,7 +273,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
     return n_regions
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _block_box_paths(cells, box_at, offsets, src, sc):
     """Fewest pushes of the box on ``src`` to every square (``engine.step.box_paths``).
 
@@ -343,6 +364,12 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         sc.reach0[sq] = 1 if stamps[sq] == m0 else 0
         # a box square counts as known: the square a moved box leaves is no new access
         before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
+    sc.rooms0[0] = 0
+    if tables.edges.shape[0] > 0:
+        sc.rooms0[0] = count_broken_room_edges(
+            box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label, stack,
+            sc.intact,
+        )  # fmt: skip
     n_moves = 0
     n_boxes = box_pos.shape[0]
     h0 = np.uint64(0)
@@ -350,13 +377,35 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         h0 ^= tables.zobrist[box_pos[b]]
     feat = sc.feat
     mask = np.uint64(sc.cache_key.shape[0] - 1)
+    dst_mark = sc.dst_mark
     for b in range(n_boxes):
         src = np.int64(box_pos[b])
+        # a box no push moves from the player's region makes no move: skip its analysis
+        movable = False
+        for d in range(4):
+            ahead = src + offsets[d]
+            if sc.reach0[src - offsets[d]] and (cells[ahead] & FLOOR) and box_at[ahead] < 0:
+                movable = True
+                break
+        if not movable:
+            continue
         box_at[src] = -1
         n_regions = edge_blocks(cells, box_at, offsets, floor, sc)
-        _block_box_paths(cells, box_at, offsets, src, sc)
-        for i in range(floor.shape[0]):
-            dst = np.int64(floor[i])
+        _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions)
+        tail = _block_box_paths(cells, box_at, offsets, src, sc)
+        # the squares the box reaches, in board order (the order of the moves)
+        dst_mark[n_cells] += 1
+        mark = dst_mark[n_cells]
+        n_dst = 0
+        for qi in range(tail):
+            q = sc.queue[qi] >> 2
+            if dst_mark[q] != mark:
+                dst_mark[q] = mark
+                sc.dsts[n_dst] = q
+                n_dst += 1
+        sc.dsts[:n_dst].sort()
+        for i in range(n_dst):
+            dst = np.int64(sc.dsts[i])
             first = -1
             for s in range(4):
                 if dist[dst * 4 + s] != DIST_INF:
@@ -421,7 +470,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             else:
                 n_moves = _emit_moves(
                     tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst,
-                    first, conn,
+                    first, conn, n_split,
                 )  # fmt: skip
             if dst != src:  # features filled by _emit_moves are kept for the next time
                 sc.cache_val[slot] = feat
@@ -431,11 +480,91 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     return n_moves
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions):
+    """Per player region of ``box_at``: its pushes and its two smallest squares.
+
+    Fills ``sc.reg_mob`` (pushes from the region's squares, dead squares left out),
+    ``sc.reg_new`` (those from squares not reached before the move), ``sc.reg_min`` and, per
+    free square, ``sc.contrib`` (its pushes); ``sc.region`` must hold the regions. A box put
+    on a square whose free neighbours stay connected (one block) leaves its region whole but
+    for that square: the child's region, its normalized square and its mobility follow from
+    these sums and the squares around the box, without a fill.
+    """
+    big = np.int32(cells.shape[0])
+    for r in range(n_regions):
+        sc.reg_mob[r] = 0
+        sc.reg_new[r] = 0
+        sc.reg_min[r, 0] = big
+        sc.reg_min[r, 1] = big
+    for i in range(floor.shape[0]):
+        v = floor[i]
+        if box_at[v] >= 0:
+            continue
+        c = 0
+        for d in range(4):
+            q = v + offsets[d]
+            if box_at[q] >= 0:
+                a = q + offsets[d]
+                if (cells[a] & FLOOR) and box_at[a] < 0 and dead[a] == 0:
+                    c += 1
+        sc.contrib[v] = c
+        r = sc.region[v]
+        sc.reg_mob[r] += c
+        if not sc.before[v]:
+            sc.reg_new[r] += c
+        if sc.reg_min[r, 0] == big:  # floor squares come in increasing order
+            sc.reg_min[r, 0] = v
+        elif sc.reg_min[r, 1] == big:
+            sc.reg_min[r, 1] = v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mobility_without_fill(tables, sc, box_at, dst):
+    """(normalized square, mobility, new pushes) of the player's region next to ``dst``.
+
+    For a box just put on ``dst`` whose free neighbours stay in one region (``_region_sums``).
+    """
+    cells = tables.cells
+    dead = tables.dead
+    offsets = tables.offsets
+    r = sc.region[dst]
+    norm = sc.reg_min[r, 0]
+    if norm == dst:
+        norm = sc.reg_min[r, 1]
+    n_mob = sc.reg_mob[r] - sc.contrib[dst]
+    new_pushes = sc.reg_new[r]
+    if not sc.before[dst]:
+        new_pushes -= sc.contrib[dst]
+    for d in range(4):
+        v = dst - offsets[d]
+        if not (cells[v] & FLOOR):
+            continue
+        if box_at[v] < 0:
+            if sc.region[v] == r:  # the player can push the new box from v
+                a = dst + offsets[d]
+                if (cells[a] & FLOOR) and box_at[a] < 0 and dead[a] == 0:
+                    n_mob += 1
+                    if not sc.before[v]:
+                        new_pushes += 1
+        else:  # the box on v can no longer be pushed onto dst
+            w = v - offsets[d]
+            if (cells[w] & FLOOR) and box_at[w] < 0 and sc.region[w] == r:
+                n_mob -= 1
+                if not sc.before[w]:
+                    new_pushes -= 1
+    return norm, n_mob, new_pushes
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _emit_moves(
-    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn
-):
-    """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region."""
+    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn,
+    n_split,
+):  # fmt: skip
+    """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region.
+
+    ``n_split``: the regions the box on ``dst`` leaves around it (1: no fill needed).
+    """
     cells = tables.cells
     offsets = tables.offsets
     dead = tables.dead
@@ -448,31 +577,37 @@ def _emit_moves(
         if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
             continue
         stand = np.int64(dst + offsets[s])
-        _, norm = reach_player(box_at, offsets, stand, stamps, sc.stack)
-        mk = stamps[n_cells]
-        for t in range(4):
-            if stamps[dst + offsets[t]] == mk:
-                covered |= 1 << t
-        if dst == src and stamps[player] == mk:
-            continue  # back where it was, the player in its old region
-        # mobility: pushes from the region just filled, dead squares left out; the explorer's
+        # mobility: pushes from the player's region, dead squares left out; the explorer's
         # count: those of them made from squares the player could not reach before the move
-        n_mob = 0
-        new_pushes = 0
-        for j in range(box_pos.shape[0]):
-            q = np.int64(box_pos[j])
-            for d in range(4):
-                side = q - offsets[d]
-                ahead = q + offsets[d]
-                if (
-                    stamps[side] == mk
-                    and (cells[ahead] & FLOOR)
-                    and box_at[ahead] < 0
-                    and dead[ahead] == 0
-                ):
-                    n_mob += 1
-                    if not sc.before[side]:
-                        new_pushes += 1
+        if n_split == 1:
+            covered = 15
+            if dst == src and sc.region[player] == sc.region[dst]:
+                continue  # back where it was, the player in its old region
+            norm, n_mob, new_pushes = _mobility_without_fill(tables, sc, box_at, dst)
+        else:
+            _, norm = reach_player(box_at, offsets, stand, stamps, sc.stack)
+            mk = stamps[n_cells]
+            for t in range(4):
+                if stamps[dst + offsets[t]] == mk:
+                    covered |= 1 << t
+            if dst == src and stamps[player] == mk:
+                continue  # back where it was, the player in its old region
+            n_mob = 0
+            new_pushes = 0
+            for j in range(box_pos.shape[0]):
+                q = np.int64(box_pos[j])
+                for d in range(4):
+                    side = q - offsets[d]
+                    ahead = q + offsets[d]
+                    if (
+                        stamps[side] == mk
+                        and (cells[ahead] & FLOOR)
+                        and box_at[ahead] < 0
+                        and dead[ahead] == 0
+                    ):
+                        n_mob += 1
+                        if not sc.before[side]:
+                            new_pushes += 1
         if dst != src and move_matches_learned(
             learned, box_at, dst, stand, offsets, sc.sub_box_at, stamps, sc.stack
         ):  # the fill is spent: this check may overwrite it
@@ -485,8 +620,10 @@ def _emit_moves(
             feat[FEAT_OOP] = count_out_of_plan(
                 box_pos, tables.basin, tables.plan_src, tables.plan_dst, packed, sc.mark
             )
-            feat[FEAT_ROOMS] = 0
-            if tables.edges.shape[0] > 0:
+            # only passages and room squares next to them or to another room decide which
+            # room-graph edges are broken: a move inside rooms keeps the position's count
+            feat[FEAT_ROOMS] = sc.rooms0[0]
+            if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
                 feat[FEAT_ROOMS] = count_broken_room_edges(
                     box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label,
                     sc.stack, sc.intact,
@@ -517,6 +654,22 @@ def _emit_moves(
         row[M_FIRST_DIR] = first_dir
         n_moves += 1
     return n_moves
+
+
+def room_border_table(
+    room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
+    """uint8[n_cells]: 1 on passages and on room squares next to a passage or another room.
+
+    The room-connectivity feature depends on which of these squares hold boxes, never on the
+    others: a search from a room leaves it only through such squares.
+    """
+    border = (passage_id >= 0).astype(np.uint8)
+    for o in offsets.tolist():
+        nb = np.roll(room_id, -o)
+        nb_passage = np.roll(passage_id, -o) >= 0
+        border |= ((room_id >= 0) & (nb_passage | ((nb >= 0) & (nb != room_id)))).astype(np.uint8)
+    return border
 
 
 def goal_bit_table(goal_dist: np.ndarray) -> np.ndarray:

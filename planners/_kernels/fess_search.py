@@ -395,7 +395,7 @@ def _next_random(w):
     return x * np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _room_test(t, sc, w, learned, player, dst):
     """The room deadlock search on the room the moved box ends in (or next to); True: dead."""
     mt = t.mt
@@ -433,7 +433,7 @@ def _room_test(t, sc, w, learned, player, dst):
     return status == ROOM_DEADLOCK
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def node_deadlock(t, sc, w, tree, learned, frozen, corral, node, player, dst):
     """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
 
@@ -473,7 +473,7 @@ def node_deadlock(t, sc, w, tree, learned, frozen, corral, node, player, dst):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def generate_moves(t, sc, w, tree, learned, corral, node):
     """Generate, order and store the moves of ``node`` (loaded); returns their count."""
     player = np.int64(tree.player[node])
@@ -529,7 +529,7 @@ def _is_solved(t, w):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
     """Make move ``j`` of ``node`` (loaded); returns S_SOLVED or S_SLICE."""
     ctr = tree.ctr
@@ -600,12 +600,9 @@ def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
     return S_SLICE
 
 
-@njit(cache=True, nogil=True)
-def fess_root(t, sc, w, tree, learned, corral):
-    """Store the root, generate its moves and put it in its cell; returns its moves' count.
-
-    The caller writes node 0's boxes, hash, player, norm, weight and features first.
-    """
+@njit(cache=True, nogil=True, inline="always")
+def _start(t, sc, w, tree, learned, corral):
+    """Store the root (node 0, written by the caller), generate its moves, put it in its cell."""
     ctr = tree.ctr
     ctr[C_NODES] = 1
     ctr[C_SOLVED] = -1
@@ -621,18 +618,21 @@ def fess_root(t, sc, w, tree, learned, corral):
     for b in range(w.box_pos.shape[0]):  # nothing loaded yet
         w.box_pos[b] = tree.box_pos[0, b]
     _load(tree, w, root)
-    k = generate_moves(t, sc, w, tree, learned, corral, root)
+    generate_moves(t, sc, w, tree, learned, corral, root)
     _push_node(tree, root)
-    return k
 
 
 @njit(cache=True, nogil=True)
 def fess_run(t, sc, w, tree, learned, frozen, corral, budget):
     """Run the FESS cycle for at most ``budget`` expansions; returns an S_* status.
 
-    Returns S_GROW before an expansion the tree has no room for (``room_for``).
+    The first call starts the search from the root (node 0: its boxes, hash, player, norm and
+    features written by the caller, ``ctr`` all 0). Returns S_GROW before an expansion the
+    tree has no room for (``planners.fess.search`` grows it and calls again).
     """
     ctr = tree.ctr
+    if ctr[C_NODES] == 0:
+        _start(t, sc, w, tree, learned, corral)
     cap = tree.cell.shape[0]
     max_moves = w.moves.shape[0]
     limit = t.opts[O_NODE_LIMIT]

@@ -58,6 +58,7 @@ from planners._kernels.fess_moves import (
     MoveTables,
     goal_bit_table,
     new_move_scratch,
+    room_border_table,
 )
 from planners._kernels.fess_order import OrderTables
 from planners._kernels.fess_search import (
@@ -89,7 +90,6 @@ from planners._kernels.fess_search import (
     FessScratch,
     FessTables,
     FessTree,
-    fess_root,
     fess_run,
     generate_moves,
     node_deadlock,
@@ -349,6 +349,7 @@ class _FessRun:
             self.features.hot, patterns.square_start, patterns.square_instance,
             patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
+            room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets),
         )  # fmt: skip
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
         order_tables = OrderTables(
@@ -518,11 +519,6 @@ class _FessRun:
         tr.weight[0] = 0
         tr.feat[0] = f
         self.work.box_at[:] = -1
-        n_moves = fess_root(
-            self.tables, self.scratch, self.work, tr, self._learned_tables, self.corrals
-        )
-        if n_moves == 0:
-            return self._finish("unsolvable", t0, None)
         mem_budget = self.limits.memory_bytes
         budget = 16
         polls = 0

@@ -154,3 +154,58 @@ def test_the_feature_cache_gives_the_moves_a_fresh_generator_gives():
                 fresh = new_move_scratch(b.cells, b.n_boxes, run.rooms.n_rooms, cache_bits=2)
                 assert np.array_equal(moves(shared, pos, player), moves(fresh, pos, player))
         assert (shared.cache_val[:, 0] != -2).sum() > 0  # the cache was filled and used
+
+
+@pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:10", "microban:20", "xsokoban:31"])
+def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives(selection):
+    # the generator fills the child's player region only where the moved box splits it; the
+    # normalized square, mobility and explorer count must equal those of a fill everywhere
+    from planners import SearchLimits
+    from planners._kernels.fess_moves import (
+        M_BOX,
+        M_DST,
+        M_MOB,
+        M_NEW_PUSHES,
+        M_NORM,
+        M_PLAYER,
+        M_ROOMS,
+    )  # fmt: skip
+    from planners.fess.features import FeatureEvaluator
+    from planners.fess.search import FessPlanner, _FessRun
+    from soko_gym.engine.board import State
+
+    level = load_levels(selection)[0]
+    b = level.board
+    run = _FessRun(FessPlanner(pi_corrals=False), b, SearchLimits(max_nodes=400), None)
+    run.run()
+    ev = FeatureEvaluator(b, run.rooms, run.features.hot)
+    stamps, stack = new_stamps(b.cells), np.zeros(b.n_cells, dtype=np.int32)
+    checked = 0
+    for pos, player in run.positions()[::7]:
+        parent = State.from_squares(b, pos.tolist(), player)
+        reach_player(parent.box_at, b.offsets, player, stamps, stack)
+        known = (stamps[:-1] == stamps[-1]) | (parent.box_at >= 0)
+        for m in run.node_moves(pos, player).full:
+            child = pos.copy()
+            child[m[M_BOX]] = m[M_DST]
+            state = State.from_squares(b, child.tolist(), int(m[M_PLAYER]))
+            _, norm = reach_player(state.box_at, b.offsets, int(m[M_PLAYER]), stamps, stack)
+            region = stamps[:-1] == stamps[-1]
+            assert m[M_NORM] == norm
+            assert m[M_MOB] == ev.mobility(state.box_at, child, int(m[M_PLAYER]))[0]
+            assert m[M_ROOMS] == ev.room_connectivity(state.box_at)
+            new = 0
+            for q in child.tolist():
+                for d in range(4):
+                    side, ahead = q - int(b.offsets[d]), q + int(b.offsets[d])
+                    if (
+                        region[side]
+                        and not known[side]
+                        and b.cells[ahead] & FLOOR
+                        and state.box_at[ahead] < 0
+                        and not b.dead[ahead]
+                    ):
+                        new += 1
+            assert m[M_NEW_PUSHES] == new
+            checked += 1
+    assert checked >= 5
