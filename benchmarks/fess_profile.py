@@ -1,75 +1,144 @@
-"""Where FESS spends its time, and how far it gets, on chosen levels (one worker, profiled).
+"""Where FESS spends its time, and how far it gets, on chosen levels (one worker).
 
     python benchmarks/fess_profile.py xsokoban 14,15,23,28 --seconds 20
 
-Per level: the packing plan (complete or not, steps), nodes, nodes per second of search (under
-the profiler, so about 10% below an unprofiled run), feature-space cells, the most plan steps
-any position realised, the share of positions later marked dead, deadlocks by kind, and the
-time split: the move generator kernel, the corral, room, retrograde and frozen-box deadlock
-tests, the learned-pattern matcher, the move-ordering kernel and the Python search loop
-(everything else).
+Per level: the packing plan (complete or not, steps), nodes, nodes per second of search,
+feature-space cells, the most plan steps any position realised, the share of positions later
+marked dead, deadlocks by kind, and the time split. The search runs in one kernel, so the split
+is measured by replaying a stretch of the run's own positions through each part on its own
+(memos emptied, then warmed by the ten times as many positions made just before the stretch):
+the move generator, the advisors and move order (with PI-corral pruning), and each node-level
+deadlock test run on every position; "loop" is what is left of the measured search time (the
+cell cycle, the transposition table, dead marking). Each part's share: its time per position
+times the positions the search made it handle, over the search time.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
 import sys
 import time
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
+
 import soko_gym  # noqa: E402
 from planners import SearchLimits  # noqa: E402
-from planners.fess.search import FessPlanner, _FessRun  # noqa: E402
+from planners._kernels.fess_moves import push_moves  # noqa: E402
+from planners._kernels.fess_search import (  # noqa: E402
+    C_LABELLED,
+    C_MOVES_USED,
+    C_NODES,
+    O_CORRALS,
+    O_FROZEN,
+    O_LEARNED,
+    O_RETROGRADE,
+    O_ROOMS,
+    generate_moves,
+    node_deadlock,
+)
+from planners.fess.search import FessPlanner, _FessRun, _new_tree  # noqa: E402
 
-# profiler function names -> the time-split column they belong to
-PARTS = {
-    "push_moves": "moves",
-    "corral_deadlock": "corral",
-    "label_corrals": "corral",
-    "best_pi_corral": "corral",
-    "room_deadlock": "room",
-    "retrograde_deadlock": "retrograde",
-    "is_deadlock": "frozen",
-    "order_moves": "order",
-    "match_learned": "learned",
-}
-COLUMNS = ("moves", "corral", "room", "retrograde", "frozen", "learned", "order", "python")
+TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
+         "room": O_ROOMS, "corral": O_CORRALS}  # fmt: skip
+COLUMNS = ("moves", "order", *TESTS, "loop")
 
 
-def profile_level(level, seconds: float) -> dict:
-    """Run FESS on one level under cProfile; the figures of the module docstring."""
+@njit(cache=False)
+def _time_parts(t, sc, w, tree, scratch_tree, learned, frozen, corral, nodes, part):
+    """Run one part (0 moves, 1 moves with order, 2 node tests) on ``nodes``; the nodes done.
+
+    Called from Python once per part, so the timing holds no per-call dispatch.
+    """
+    for i in nodes:
+        for b in range(w.box_pos.shape[0]):
+            w.box_at[w.box_pos[b]] = -1
+        for b in range(w.box_pos.shape[0]):
+            w.box_pos[b] = tree.box_pos[i, b]
+            w.box_at[w.box_pos[b]] = b
+        player = np.int64(tree.player[i])
+        if part == 0:
+            push_moves(t.mt, sc, learned, w.box_at, w.box_pos, player, w.moves)
+        elif part == 1:
+            scratch_tree.box_pos[0] = tree.box_pos[i]
+            scratch_tree.player[0] = tree.player[i]
+            scratch_tree.feat[0] = tree.feat[i]
+            scratch_tree.ctr[C_MOVES_USED] = 0
+            scratch_tree.ctr[C_LABELLED] = -1
+            generate_moves(t, sc, w, scratch_tree, learned, corral, np.int64(0))
+        else:
+            dst = np.int64(tree.box_pos[i, tree.moved[i, 0]])
+            node_deadlock(t, sc, w, tree, learned, frozen, corral, -1, player, dst)
+    return nodes.shape[0]
+
+
+def _replay(run: _FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, float]:
+    """Seconds per position of each part (module docstring) over the tree nodes ``nodes``.
+
+    The memos are emptied, then filled by the node tests on ``warm`` (the positions made just
+    before ``nodes``, untimed), so the timed ones meet memos like the search's.
+    """
+    scratch_tree = _new_tree(run.board.n_boxes, 2, run.work.moves.shape[0])
+    w = run.work
+    w.box_at[:] = -1
+    args = (run.tables, run.scratch, w, run.tree, scratch_tree, run._learned_tables, run.frozen,
+            run.corrals, nodes)  # fmt: skip
+
+    def timed(part: int) -> float:
+        t = time.perf_counter()
+        _time_parts(*args, part)
+        return (time.perf_counter() - t) / nodes.shape[0]
+
+    warm_args = (*args[:-1], warm)
+
+    timed(0), timed(1), timed(2)  # compile the replay kernel outside the figures
+    per = {"moves": timed(0)}
+    per["order"] = max(0.0, timed(1) - per["moves"])
+    opts = run.tables.opts
+    saved = opts.copy()
+    for name, slot in TESTS.items():
+        opts[list(TESTS.values())] = 0
+        opts[slot] = saved[slot]
+        w.memo_status[:] = -1
+        run.corrals.memo_status[:] = -1
+        _time_parts(*warm_args, 2)
+        per[name] = timed(2)
+    opts[:] = saved
+    return per
+
+
+def profile_level(level, seconds: float, sample: int = 300) -> dict:
+    """Run FESS on one level, then replay ``sample`` of its positions; the module's figures."""
     run = _FessRun(FessPlanner(), level.board, SearchLimits(max_seconds=seconds), None)
     run.deadline = time.perf_counter() + seconds
-    prof = cProfile.Profile()
-    prof.enable()
     out = run.run()
-    prof.disable()
-    stats = pstats.Stats(prof).stats
-    total = sum(v[2] for v in stats.values())  # own time of every function
-    split = dict.fromkeys(COLUMNS, 0.0)
-    for (_, _, name), value in stats.items():
-        part = PARTS.get(name)
-        if part == "frozen":
-            split[part] += value[3]  # cumulative: the Python wrapper and its kernels
-        elif part is not None:
-            split[part] += value[2]
-    split["python"] = max(0.0, total - sum(split.values()))
-    nodes = list(run.table.values())
     s = out.stats
+    tr = run.tree
+    k = int(tr.ctr[C_NODES])
+    split = dict.fromkeys(COLUMNS, 0.0)
+    if k > 1:
+        mid = max(1, k // 2 - sample // 2)
+        warm = np.arange(max(1, mid - 10 * sample), mid)
+        per = _replay(run, np.arange(mid, min(k, mid + sample)), warm)
+        generated = k - int(tr.dead[:k].sum())  # positions whose moves were generated (about)
+        spent = {"moves": per["moves"] * generated, "order": per["order"] * generated}
+        spent.update({name: per[name] * k for name in TESTS})
+        total = max(s["search_seconds"], sum(spent.values()))
+        split = {c: spent.get(c, 0.0) / total for c in COLUMNS}
+        split["loop"] = max(0.0, 1.0 - sum(split.values()))
     return {
         "status": out.status,
         "plan": f"{'complete' if s['plan_complete'] else 'INCOMPLETE'} ({s['plan_steps']})",
         "nodes": s["nodes"],
         "rate": round(s["nodes"] / max(s["search_seconds"], 1e-9)),
         "cells": s["cells"],
-        "best_packed": max(n.features.packed for n in nodes),
-        "dead": sum(n.dead for n in nodes) / max(1, len(nodes)),
-        "deadlocks": {k: v for k, v in s["deadlocks"].items() if v},
-        "split": {k: v / total for k, v in split.items()} if total else split,
+        "best_packed": int(tr.feat[:k, 1].max()),
+        "dead": float(tr.dead[:k].mean()),
+        "deadlocks": {name: v for name, v in s["deadlocks"].items() if v},
+        "split": split,
     }
 
 
