@@ -47,7 +47,7 @@ TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
 COLUMNS = ("moves", "order", *TESTS, "loop")
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _time_parts(t, sc, w, tree, scratch_tree, learned, frozen, corral, nodes, part):
     """Run one part (0 moves, 1 moves with order, 2 node tests) on ``nodes``; the nodes done.
 
