@@ -198,13 +198,7 @@ def frozen_bipartite_deadlock(ft, box_pos):
     if not on_goal:
         return False
     frozen = ft.frozen[:k]
-    for i in range(1, k):  # insertion sort: a handful of squares, no allocation
-        sq = frozen[i]
-        j = i - 1
-        while j >= 0 and frozen[j] > sq:
-            frozen[j + 1] = frozen[j]
-            j -= 1
-        frozen[j + 1] = sq
+    frozen.sort()
     table = frozen_reach_table(ft, frozen)
     return bipartite_deadlock(
         ft.cells, ft.dead, ft.goals, table, box_pos, ft.offsets, ft.seen, ft.work

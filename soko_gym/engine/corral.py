@@ -805,20 +805,6 @@ class CorralAnalysis:
         """Bounded corral searches run so far."""
         return int(self.tables.counters[COUNT_SEARCHES])
 
-    @property
-    def memo(self) -> dict[tuple[int, int, int], int]:
-        """The remembered answers, as {``corral_key`` triple: status} (a copy, for inspection)."""
-        ct = self.tables
-        if not self.memo_size:
-            return {}
-        used = np.flatnonzero(ct.memo_status >= 0)
-        return {
-            (int(ct.memo_boxes[i]), int(ct.memo_region[i]), int(ct.memo_norm[i])): int(
-                ct.memo_status[i]
-            )
-            for i in used
-        }
-
     def label(self, state) -> int:
         """Find the corrals of ``state`` (a ``State``; kept by reference); returns their count."""
         self.state = state
