@@ -1,7 +1,9 @@
 """The agents' ``soko`` subcommands: ``collect`` (expert datasets), ``train`` and ``bench``.
 
-Each subcommand's parser is built by the module that owns it; this module only gathers them, so
-``soko --help`` stays fast (torch, stable-baselines3 and minari load inside the commands).
+``soko_gym.cli`` finds ``add_parsers`` through the ``soko_gym.commands`` entry point
+(``pyproject.toml``). Each subcommand's parser is built by the module that owns it; this module
+only gathers them, so ``soko --help`` stays fast (torch, stable-baselines3 and minari load
+inside the commands).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 
-def add_agent_parsers(sub: argparse._SubParsersAction, source_help: str) -> None:
+def add_parsers(sub: argparse._SubParsersAction, source_help: str) -> None:
     """Add the agents' subcommands to the ``soko`` parser ``sub``."""
     # one line per subcommand module: `from agents.X import add_X_parser; add_X_parser(...)`
     from agents.collect_cli import add_collect_parser

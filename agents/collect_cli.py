@@ -17,7 +17,7 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
     """Add the ``collect`` subcommand to the ``soko`` argument parser."""
     p = sub.add_parser("collect", help="expert episodes from a planner, as a Minari or npz dataset")
     p.add_argument("--env", default="Sokoban-Push-v0", help="env id (default Sokoban-Push-v0)")
-    p.add_argument("--levels", required=True, help=source_help + ', or "generated"')
+    p.add_argument("--levels", required=True, help=source_help + ', or "generated[:WxH][:N]"')
     p.add_argument("--planner", default="astar", help="registry name of the planner (astar)")
     p.add_argument(
         "--out", required=True, help="Minari dataset id (e.g. sokoban/push-v0) or npz path"
@@ -47,13 +47,14 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
 def run_collect(args: argparse.Namespace) -> int:
     """Run ``soko collect``; exit code 0 all collected, 1 some unsolved, 130 on Ctrl-C."""
     from agents.trajectories import _check_positive, collect_dataset, report
+    from soko_gym.levels.spec import parse_source
 
     gen = {
         key: value
         for key, value in (("width", args.width), ("height", args.height), ("n_boxes", args.boxes))
         if value is not None
     }
-    if gen and args.levels != "generated":
+    if gen and not parse_source(args.levels).generated:
         raise ValueError("--width, --height and --boxes are for --levels generated")
     env_kwargs = {}
     if args.max_episode_steps is not None:

@@ -10,14 +10,17 @@ and a position that is not on any plan (the env went elsewhere) is solved again:
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from soko_gym.engine.actions import macro_action, square_push_action, square_push_parts
 from soko_gym.engine.constants import (
+    BOX_AT_DTYPE,
     DIRECTION_DELTAS,
+    FLOOR,
+    GOAL,
     LURD_DIRECTION,
     LURD_IS_PUSH,
     PLANE_BOX,
@@ -25,7 +28,11 @@ from soko_gym.engine.constants import (
     PLANE_GOAL,
     PLANE_PLAYER,
     PLANE_WALL,
+    SQUARE_DTYPE,
+    WALL,
 )
+from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.step import move_mask, push_mask
 from soko_gym.levels import Level
 
 ACTION_SPACES = ("push", "macro", "move")
@@ -67,6 +74,7 @@ class Position:
         boxes: sorted box squares.
         player: the player's square.
         walls: bool[H, W] the level's walls as drawn.
+        cells: uint8[H*W] engine cell flags (FLOOR, GOAL; WALL off the floor) for the kernels.
     """
 
     shape: tuple[int, int]
@@ -76,6 +84,7 @@ class Position:
     boxes: tuple[int, ...]
     player: int
     walls: np.ndarray
+    cells: np.ndarray
 
     @property
     def width(self) -> int:
@@ -87,25 +96,38 @@ class Position:
         """True when every box stands on a goal."""
         return all(self.goal[b] for b in self.boxes)
 
+    @property
+    def n_cells(self) -> int:
+        """Squares of the frame, H * W."""
+        return self.shape[0] * self.shape[1]
+
     def offsets(self) -> tuple[int, int, int, int]:
         """Flat index step per direction (engine order up, down, left, right)."""
         w = self.width
         return tuple(dr * w + dc for dr, dc in DIRECTION_DELTAS)  # type: ignore[return-value]
 
-    def region(self, player: int, boxes: frozenset[int] | set[int]) -> list[int]:
-        """Squares the player reaches from ``player`` with boxes on ``boxes``."""
-        floor = self.floor
-        offsets = self.offsets()
-        seen = {player}
-        todo = deque([player])
-        while todo:
-            sq = todo.popleft()
-            for off in offsets:
-                nxt = sq + off
-                if nxt not in seen and floor[nxt] and nxt not in boxes:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return sorted(seen)
+    def box_arrays(self, boxes: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Engine occupancy of ``boxes`` (default: this position's boxes).
+
+        Returns:
+            (box_at int16[H*W] box index per square or -1, box_pos int32[n] sorted squares).
+        """
+        squares = np.array(sorted(self.boxes if boxes is None else boxes), dtype=SQUARE_DTYPE)
+        box_at = np.full(self.n_cells, -1, dtype=BOX_AT_DTYPE)
+        box_at[squares] = np.arange(squares.shape[0], dtype=BOX_AT_DTYPE)
+        return box_at, squares
+
+    def normalized_player(self, player: int, boxes: Any) -> int:
+        """Smallest square the player reaches from ``player`` with boxes on ``boxes``.
+
+        The engine's reachability (``reach_player``): positions whose players share a region
+        get the same square.
+        """
+        box_at, _ = self.box_arrays(boxes)
+        stamps = new_stamps(self.cells)
+        stack = np.empty(self.n_cells, dtype=SQUARE_DTYPE)
+        offsets = np.array(self.offsets(), dtype=SQUARE_DTYPE)
+        return int(reach_player(box_at, offsets, player, stamps, stack)[1])
 
     def to_level(self) -> Level:
         """The position as a Level, cropped to the bounding box of the walls."""
@@ -143,14 +165,19 @@ def read_position(planes: np.ndarray) -> Position:
     if players.size != 1:
         raise ValueError(f"observation must show one player, found {players.size}")
     layout = np.ascontiguousarray(planes[[PLANE_WALL, PLANE_FLOOR, PLANE_GOAL]]).tobytes()
+    floor = flat[PLANE_FLOOR].copy()
+    goal = flat[PLANE_GOAL].copy()
+    cells = np.where(floor, FLOOR, WALL).astype(np.uint8)
+    cells[goal] |= GOAL
     return Position(
         shape=(h, w),
         layout=layout,
-        floor=flat[PLANE_FLOOR].copy(),
-        goal=flat[PLANE_GOAL].copy(),
+        floor=floor,
+        goal=goal,
         boxes=tuple(np.flatnonzero(flat[PLANE_BOX]).tolist()),
         player=int(players[0]),
         walls=planes[PLANE_WALL] != 0,
+        cells=cells,
     )
 
 
@@ -170,9 +197,9 @@ class PlannerPolicy:
     Args:
         planner: registry name of the planner (``planners.available()``): "astar", "fess" ...
         limits: a ``SearchLimits``, or seconds per planner run; None for 10 seconds.
-        action_space: the env's action encoding: "push" (``Sokoban-Push-v0``:
-            ``square * 4 + direction``), "macro" (``Sokoban-Macro-v0``:
-            ``from_square * H * W + to_square``) or "move" (``Sokoban-Move-v0``: a direction).
+        action_space: the env's action encoding (``soko_gym.engine.actions``): "push"
+            (``Sokoban-Push-v0``: ``square_push_action``), "macro" (``Sokoban-Macro-v0``:
+            ``macro_action``) or "move" (``Sokoban-Move-v0``: a direction).
         **planner_options: options of the planner, passed to ``planners.solve``.
 
     Raises:
@@ -269,7 +296,7 @@ class PlannerPolicy:
         if self.action_space == "move":
             player = position.player
         else:
-            player = position.region(position.player, set(position.boxes))[0]
+            player = position.normalized_player(position.player, position.boxes)
         return position.shape, position.layout, position.boxes, player
 
     def add_plan(self, observation: np.ndarray, lurd: str) -> None:
@@ -336,13 +363,14 @@ def plan_actions(position: Position, lurd: str, action_space: str) -> list[tuple
         ValueError: when ``lurd`` does not replay from ``position``.
     """
     offsets = position.offsets()
-    n = position.shape[0] * position.shape[1]
+    n = position.n_cells
     boxes = set(position.boxes)
     player = position.player
     steps: list[tuple[PositionKey, int]] = []
 
     def region_key(p: int) -> PositionKey:
-        return position.shape, position.layout, tuple(sorted(boxes)), position.region(p, boxes)[0]
+        normalized = position.normalized_player(p, boxes)
+        return position.shape, position.layout, tuple(sorted(boxes)), normalized
 
     run_key: PositionKey | None = None  # macro: key before the current run of one box
     run_src = run_dst = -1
@@ -358,14 +386,14 @@ def plan_actions(position: Position, lurd: str, action_space: str) -> list[tuple
             steps.append(((position.shape, position.layout, tuple(sorted(boxes)), player), d))
         elif push:
             if action_space == "push":
-                steps.append((region_key(player), nxt * 4 + d))
+                steps.append((region_key(player), square_push_action(nxt, d)))
             else:
                 dest = nxt + offsets[d]
                 if nxt == run_dst and dest != run_src:
                     run_dst = dest  # the same box goes on: extend the macro move
                 else:
                     if run_key is not None:
-                        steps.append((run_key, run_src * n + run_dst))
+                        steps.append((run_key, macro_action(run_src, run_dst, n)))
                     run_key, run_src, run_dst = region_key(player), nxt, dest
         if push:
             dest = nxt + offsets[d]
@@ -375,32 +403,43 @@ def plan_actions(position: Position, lurd: str, action_space: str) -> list[tuple
             boxes.add(dest)
         player = nxt
     if run_key is not None:
-        steps.append((run_key, run_src * n + run_dst))
+        steps.append((run_key, macro_action(run_src, run_dst, n)))
     return steps
 
 
 def legal_action(position: Position, action_space: str) -> int:
     """A legal action in ``position`` for ``action_space`` (0 when none is legal).
 
-    Push and macro: the first box push (in square, then direction order) whose push side the
-    player reaches and whose destination is free floor (for macro, to the adjacent square).
+    Read from the engine's action masks, as the envs compute them. Push and macro: the first
+    legal push (in square, then direction order); macro moves that box to the adjacent square.
     Move: the first direction that is not into a wall or an immovable box.
     """
-    offsets = position.offsets()
-    floor = position.floor
-    boxes = set(position.boxes)
-    player = position.player
+    offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
+    box_at, box_pos = position.box_arrays()
+    cells = position.cells
     if action_space == "move":
-        for d, off in enumerate(offsets):
-            nxt = player + off
-            if floor[nxt] and (nxt not in boxes or (floor[nxt + off] and nxt + off not in boxes)):
-                return d
+        mask = np.zeros(4, dtype=bool)
+        move_mask(cells, box_at, offsets, position.player, mask)
+    else:
+        mask = np.zeros(4 * position.n_cells, dtype=bool)
+        stamps = new_stamps(cells)
+        stack = np.empty(4 * position.n_cells, dtype=SQUARE_DTYPE)
+        push_mask(
+            cells,
+            box_at,
+            box_pos,
+            len(position.boxes),
+            offsets,
+            position.player,
+            stamps,
+            stack,
+            mask,
+        )
+    legal = np.flatnonzero(mask)
+    if legal.size == 0:
         return 0
-    reach = set(position.region(player, boxes))
-    n = position.shape[0] * position.shape[1]
-    for b in position.boxes:
-        for d, off in enumerate(offsets):
-            dest = b + off
-            if b - off in reach and floor[dest] and dest not in boxes:
-                return b * 4 + d if action_space == "push" else b * n + dest
-    return 0
+    action = int(legal[0])
+    if action_space == "macro":
+        square, d = square_push_parts(action)
+        return macro_action(square, square + int(offsets[d]), position.n_cells)
+    return action

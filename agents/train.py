@@ -7,8 +7,8 @@ adapter (``soko_gym.envs.sb3``) and writes into its output folder:
 - ``progress.csv``: SB3's training metrics (losses, rolling episode reward and success rate);
 - ``eval.csv``: every ``eval_every`` steps, the solve rate and mean pushes on held-out levels;
 - ``checkpoints/model_<steps>_steps.zip``, ``best_model.zip`` and ``model.zip``, each with a
-  sidecar ``.json`` naming the env id, env arguments and algorithm (``load_agent`` reads
-  both; ``MaskablePPO.load`` / ``PPO.load`` / ``DQN.load`` read the zip);
+  sidecar ``.json`` naming the env id, env arguments and algorithm (``agents.models.load_model``
+  reads both; ``MaskablePPO.load`` / ``PPO.load`` / ``DQN.load`` read the zip);
 - ``learning_curve.png``: solve rate and episode reward against steps (``plot`` extra);
 - ``bc.csv`` for behaviour cloning: loss and accuracy against gradient steps.
 
@@ -36,7 +36,6 @@ import numpy as np
 
 from agents.evaluation import EvalResult, evaluate, make_eval_env
 from agents.learning_curve import plot_learning_curve
-from agents.models import load_model
 from agents.train_config import (
     ALGOS,
     POLICIES,
@@ -53,12 +52,12 @@ from agents.train_config import (
     frame_size,
 )
 from agents.train_env import make_train_env, require_rl
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
 
 __all__ = [
     "TrainConfig",
     "TrainResult",
     "add_train_parser",
-    "load_agent",
     "make_train_env",
     "plot_learning_curve",
     "require_rl",
@@ -135,20 +134,6 @@ def save_model(model: Any, path: Path, meta: dict[str, Any]) -> Path:
     with path.with_suffix(".json").open("w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2)
     return path
-
-
-def load_agent(path: str | Path) -> tuple[Any, dict[str, Any]]:
-    """Load a model saved by ``train``: ``(model, meta)``.
-
-    ``meta`` holds ``env_id``, ``env_kwargs`` (``obs_size``, ``dead_plane`` ... to build the
-    env it plays), ``algo``, ``max_episode_steps``, ``timesteps``, ``levels`` and ``seed``:
-    the sidecar JSON, else what the zip recorded.
-
-    Raises:
-        ValueError: when the file is missing or carries no soko-gym metadata.
-        ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
-    """
-    return load_model(path, require_meta=True)
 
 
 # -- a run --------------------------------------------------------------------------------------
@@ -378,155 +363,86 @@ def train(config: TrainConfig) -> TrainResult:
 # -- soko train ---------------------------------------------------------------------------------
 
 
+# the config sections as (TrainConfig field, dataclass, flag prefix); env and network fields
+# have names of their own, the algorithms' share names, so theirs carry the section's prefix
+_SECTIONS = (
+    ("env", EnvConfig, ""),
+    ("network", NetworkConfig, ""),
+    ("ppo", PPOConfig, "ppo-"),
+    ("dqn", DQNConfig, "dqn-"),
+    ("bc", BCConfig, "bc-"),
+)
+# short flags kept from before the flags were generated (README and scripts use them)
+_ALIASES: dict[str, dict[str, list[str]]] = {
+    "env": {"env_id": ["--env"], "reward_scheme": ["--reward"]},
+    "network": {"n_layers": ["--layers"]},
+    "ppo": {
+        "n_steps": ["--n-steps"],
+        "n_epochs": ["--n-epochs"],
+        "ent_coef": ["--ent-coef"],
+        "lr_end": ["--lr-end"],
+    },
+    "dqn": {},
+    "bc": {
+        "dataset": ["--dataset"],
+        "learning_rate": ["--bc-lr"],
+        "finetune_algo": ["--finetune-algo"],
+        "finetune_steps": ["--finetune-steps"],
+    },
+}
+_CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "env": {},
+    "network": {
+        "policy": POLICIES,
+        "value_head": ("conv", "pool"),
+        "pooling": ("flatten", "mean-max"),
+    },
+    "ppo": {},
+    "dqn": {},
+    "bc": {"finetune_algo": ("maskable-ppo", "ppo")},
+}
+
+
 def add_train_parser(sub: Any, source_help: str) -> None:
-    """Add the ``train`` subcommand to the ``soko`` argument parser."""
-    d, e, n, p = TrainConfig(), EnvConfig(), NetworkConfig(), PPOConfig()
+    """Add the ``train`` subcommand; its options are generated from ``TrainConfig``'s fields."""
     t = sub.add_parser(
         "train",
         help="train an RL agent (MaskablePPO, PPO, DQN) or clone an expert dataset (bc)",
         description="Train on the vector env; writes checkpoints, eval.csv, progress.csv, "
-        "learning_curve.png and model.zip (+ model.json) into --out.",
+        "learning_curve.png and model.zip (+ model.json) into --out. Every option is a field "
+        "of agents.train_config.TrainConfig (--ppo-*, --dqn-*, --bc-*: that section's).",
     )
-    t.add_argument("--algo", choices=ALGOS, default=d.algo, help=f"algorithm ({d.algo})")
-    t.add_argument("--env", default=e.env_id, help=f"env id ({e.env_id})")
-    gen_help = ', or "generated[:WxH][:N]" (fresh generated levels, e.g. generated:7x7:2)'
-    t.add_argument("--levels", default=e.levels, help=source_help + gen_help + f" ({e.levels})")
-    t.add_argument(
-        "--eval-levels",
-        default=None,
-        help="held-out levels (default: the training generator with another seed; none for "
-        "fixed training levels)",
+    add_dataclass_options(
+        t,
+        TrainConfig,
+        skip=[name for name, _, _ in _SECTIONS],
+        choices={"algo": ALGOS},
+        required=["out"],
     )
-    t.add_argument("--steps", type=int, default=d.steps, help="env steps; bc: gradient steps")
-    t.add_argument("--out", required=True, help="output folder")
-    t.add_argument("--dataset", default=None, help="bc: npz path or Minari id (soko collect)")
-    t.add_argument("--finetune-steps", type=int, default=0, help="bc: RL env steps after cloning")
-    t.add_argument(
-        "--finetune-algo",
-        choices=("maskable-ppo", "ppo"),
-        default="maskable-ppo",
-        help="bc: the model cloned and fine-tuned (maskable-ppo)",
-    )
-    t.add_argument("--seed", type=int, default=d.seed, help=f"seed ({d.seed})")
-    t.add_argument("--n-envs", type=int, default=d.n_envs, help=f"parallel envs ({d.n_envs})")
-    t.add_argument("--eval-every", type=int, default=d.eval_every, help=f"({d.eval_every})")
-    t.add_argument(
-        "--eval-episodes",
-        type=int,
-        default=d.eval_episodes,
-        help=f"held-out levels per evaluation ({d.eval_episodes})",
-    )
-    t.add_argument(
-        "--checkpoint-every", type=int, default=d.checkpoint_every, help=f"({d.checkpoint_every})"
-    )
-    t.add_argument("--max-episode-steps", type=int, default=None, help="training step limit")
-    t.add_argument("--eval-max-steps", type=int, default=None, help="evaluation step limit")
-    t.add_argument("--obs-size", type=int, nargs=2, default=None, metavar=("H", "W"))
-    t.add_argument(
-        "--reward",
-        default=e.reward_scheme,
-        help=f"boxoban, sparse or step,on,off,solved (default {e.reward_scheme}: Boxoban's / 10;"
-        " write --reward=-0.1,1,-1,10 when the first number is negative)",
-    )
-    t.add_argument("--no-dead-plane", action="store_true", help="no dead-square plane")
-    t.add_argument("--no-deadlock-termination", action="store_true", help="play on in deadlocks")
-    t.add_argument("--policy", choices=POLICIES, default=n.policy, help=f"network ({n.policy})")
-    t.add_argument("--channels", type=int, default=0, help="conv channels (0: by board size)")
-    t.add_argument("--layers", type=int, default=0, help="3x3 conv layers (0: by board size)")
-    t.add_argument(
-        "--value-head",
-        choices=("conv", "pool"),
-        default=n.value_head,
-        help=f"square policy's value head ({n.value_head})",
-    )
-    t.add_argument("--lr", type=float, default=None, help="RL learning rate")
-    t.add_argument(
-        "--lr-end", type=float, default=None, help="PPO: fall linearly to this rate (constant)"
-    )
-    t.add_argument(
-        "--bc-lr", type=float, default=None, help=f"bc learning rate ({BCConfig().learning_rate})"
-    )
-    t.add_argument(
-        "--n-steps", type=int, default=p.n_steps, help=f"PPO rollout steps per env ({p.n_steps})"
-    )
-    t.add_argument("--batch-size", type=int, default=None, help="minibatch size")
-    t.add_argument("--n-epochs", type=int, default=p.n_epochs, help=f"PPO epochs ({p.n_epochs})")
-    t.add_argument("--gamma", type=float, default=None, help="discount")
-    t.add_argument(
-        "--ent-coef", type=float, default=p.ent_coef, help=f"entropy bonus ({p.ent_coef})"
-    )
-    t.add_argument(
-        "--torch-threads",
-        type=int,
-        default=d.torch_threads,
-        help=f"torch CPU threads ({d.torch_threads}; 1 is fastest on a busy 2-core machine)",
-    )
-    t.add_argument(
-        "--max-seconds",
-        type=float,
-        default=0.0,
-        help="stop training after this wall time (0: none)",
-    )
-    t.add_argument("--overwrite", action="store_true", help="reuse an output folder")
-    t.add_argument("--quiet", action="store_true", help="no progress lines")
+    for name, cls, prefix in _SECTIONS:
+        group = t.add_argument_group(f"{name} ({cls.__name__})")
+        add_dataclass_options(
+            group, cls, prefix=prefix, aliases=_ALIASES[name], choices=_CHOICES[name]
+        )
+    shortcuts = t.add_argument_group("shortcuts (set the field in every section that has it)")
+    shortcuts.add_argument("--lr", type=float, default=None, help="ppo and dqn learning_rate")
+    shortcuts.add_argument("--batch-size", type=int, default=None, help="ppo, dqn, bc batch_size")
+    shortcuts.add_argument("--gamma", type=float, default=None, help="ppo and dqn gamma")
     t.set_defaults(func=run_train)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """The ``TrainConfig`` of ``soko train`` arguments."""
-    env = EnvConfig(
-        env_id=args.env,
-        levels=args.levels,
-        eval_levels=args.eval_levels,
-        obs_size=tuple(args.obs_size) if args.obs_size else None,
-        max_episode_steps=args.max_episode_steps,
-        eval_max_steps=args.eval_max_steps,
-        reward_scheme=args.reward,
-        dead_plane=not args.no_dead_plane,
-        deadlock_termination=not args.no_deadlock_termination,
-    )
-    network = NetworkConfig(
-        policy=args.policy,
-        channels=args.channels,
-        n_layers=args.layers,
-        value_head=args.value_head,
-    )
-    ppo = PPOConfig(
-        n_steps=args.n_steps, n_epochs=args.n_epochs, ent_coef=args.ent_coef, lr_end=args.lr_end
-    )
-    dqn = DQNConfig()
-    bc = BCConfig(
-        dataset=args.dataset, finetune_steps=args.finetune_steps, finetune_algo=args.finetune_algo
-    )
-    if args.bc_lr is not None:
-        bc.learning_rate = args.bc_lr
-    for part in (ppo, dqn, bc):
-        if args.lr is not None and part is not bc:
-            part.learning_rate = args.lr
-        if args.batch_size is not None:
-            part.batch_size = args.batch_size
-    for part in (ppo, dqn):
+    """The ``TrainConfig`` of ``soko train`` arguments (fields not given keep their defaults)."""
+    parts = {name: cls(**dataclass_kwargs(cls, args, prefix=pre)) for name, cls, pre in _SECTIONS}
+    for name in ("ppo", "dqn"):
+        if args.lr is not None:
+            parts[name].learning_rate = args.lr
         if args.gamma is not None:
-            part.gamma = args.gamma
-    return TrainConfig(
-        algo=args.algo,
-        out=args.out,
-        steps=args.steps,
-        seed=args.seed,
-        n_envs=args.n_envs,
-        eval_every=args.eval_every,
-        eval_episodes=args.eval_episodes,
-        checkpoint_every=args.checkpoint_every,
-        torch_threads=args.torch_threads,
-        max_seconds=args.max_seconds,
-        overwrite=args.overwrite,
-        quiet=args.quiet,
-        env=env,
-        network=network,
-        ppo=ppo,
-        dqn=dqn,
-        bc=bc,
-    )
+            parts[name].gamma = args.gamma
+    if args.batch_size is not None:
+        for name in ("ppo", "dqn", "bc"):
+            parts[name].batch_size = args.batch_size
+    return TrainConfig(**dataclass_kwargs(TrainConfig, args), **parts)
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -9,15 +9,15 @@ levels, W columns, H rows, N boxes).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from soko_gym.levels.spec import parse_source, parse_sources
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc")
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
-_GENERATED = re.compile(r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?$")
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -250,47 +250,12 @@ def check_config(config: TrainConfig) -> None:
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
-    for source in split_sources(config.env.levels):
-        parse_levels(source)
+    parse_sources(config.env.levels)
     if config.env.eval_levels is not None:
-        parse_levels(config.env.eval_levels)
+        parse_source(config.env.eval_levels)
 
 
 # -- levels and envs ----------------------------------------------------------------------------
-
-
-def split_sources(spec: str) -> list[str]:
-    """The level sources of a spec: ``"a+b"`` mixes sources a and b (half the envs each)."""
-    if not isinstance(spec, str) or not spec:
-        raise ValueError(f"a level source must be a non-empty string, got {spec!r}")
-    parts = spec.split("+")
-    if not all(parts):
-        raise ValueError(f"level source {spec!r} has an empty part around '+'")
-    return parts
-
-
-def parse_levels(spec: str) -> tuple[str, dict[str, int] | None]:
-    """``(levels, generator_kwargs)`` env arguments of a level source spec.
-
-    ``"generated:7x7:2"`` gives ``("generated", {"width": 7, "height": 7, "n_boxes": 2})``;
-    ``"generated"`` the generator's defaults (10x10, 4 boxes); anything else is a level source
-    (pack, selection, file) passed on as it is.
-    """
-    if not isinstance(spec, str) or not spec:
-        raise ValueError(f"a level source must be a non-empty string, got {spec!r}")
-    if not spec.startswith("generated"):
-        return spec, None
-    m = _GENERATED.match(spec)
-    if m is None:
-        raise ValueError(
-            f"generated level source {spec!r}: write generated[:WxH][:N], e.g. generated:7x7:2"
-        )
-    kwargs: dict[str, int] = {}
-    if m["w"]:
-        kwargs.update(width=int(m["w"]), height=int(m["h"]))
-    if m["n"]:
-        kwargs["n_boxes"] = int(m["n"])
-    return "generated", kwargs
 
 
 def parse_reward(scheme: str) -> Any:
@@ -315,7 +280,7 @@ def default_eval_source(config: EnvConfig) -> str | None:
     """``eval_levels``, else the first generated training source (other seed), else None."""
     if config.eval_levels is not None:
         return config.eval_levels
-    generated = [s for s in split_sources(config.levels) if parse_levels(s)[0] == "generated"]
+    generated = [s.text for s in parse_sources(config.levels) if s.generated]
     return generated[0] if generated else None
 
 
@@ -324,10 +289,12 @@ def eval_level_list(spec: str, n: int, seed: int) -> list[Any]:
     from soko_gym.levels import load_levels
     from soko_gym.levels.generator import generate_levels
 
-    levels, gen = parse_levels(spec)
-    if levels == "generated":
-        return [g.level for g in generate_levels(n, seed + EVAL_SEED_OFFSET, **(gen or {}))]
-    return load_levels(levels)[:n]
+    source = parse_source(spec)
+    if source.generated:
+        return [
+            g.level for g in generate_levels(n, seed + EVAL_SEED_OFFSET, **source.generator_kwargs)
+        ]
+    return load_levels(spec)[:n]
 
 
 def frame_size(config: EnvConfig, eval_levels: list[Any] | None) -> tuple[int, int]:
@@ -337,12 +304,11 @@ def frame_size(config: EnvConfig, eval_levels: list[Any] | None) -> tuple[int, i
     from soko_gym.levels import load_levels
 
     sizes = []
-    for source in split_sources(config.levels):
-        levels, gen = parse_levels(source)
-        if levels == "generated":
-            sizes.append(((gen or {}).get("height", 10), (gen or {}).get("width", 10)))
+    for source in parse_sources(config.levels):
+        if source.generated:
+            sizes.append(source.size)
         else:
-            sizes += [(lv.height, lv.width) for lv in load_levels(levels)]
+            sizes += [(lv.height, lv.width) for lv in load_levels(source.text)]
     sizes += [(lv.height, lv.width) for lv in eval_levels or ()]
     return (max(h for h, _ in sizes), max(w for _, w in sizes))
 

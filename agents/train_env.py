@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.train_config import TrainConfig, env_args, parse_levels, split_sources
+from agents.train_config import TrainConfig, env_args
+from soko_gym.levels.spec import split_sources
 
 RL_HINT = 'pip install "soko-gym[rl]" (install torch first, e.g. pip install torch)'
 SOURCE_SEED_STRIDE = 7919  # seed of source i: seed + i * this, so mixed sources never share one
@@ -32,15 +33,12 @@ def make_train_env(config: TrainConfig, env_kwargs: dict[str, Any]) -> Any:
     share, extra = divmod(config.n_envs, len(sources))
     venvs = []
     for i, source in enumerate(sources):
-        levels, gen = parse_levels(source)
         kwargs = env_args(env_kwargs)
-        if gen is not None:
-            kwargs["generator_kwargs"] = gen
         if config.env.max_episode_steps is not None:
             kwargs["max_episode_steps"] = config.env.max_episode_steps
         n = share + int(i < extra)
         seed = config.seed + i * SOURCE_SEED_STRIDE
-        venvs.append(rl.SokobanVecEnv(config.env.env_id, n, seed=seed, levels=levels, **kwargs))
+        venvs.append(rl.SokobanVecEnv(config.env.env_id, n, seed=seed, levels=source, **kwargs))
     venv = venvs[0] if len(venvs) == 1 else mixed_vec_env_class()(venvs)
     return rl.VecMonitor(venv)
 

@@ -94,19 +94,23 @@ def _levels_to_collect(
     levels: Any, limit: int | None, generator_kwargs: dict[str, Any], seed: int
 ) -> tuple[Iterator[Level], int, tuple[int, int], Any]:
     """(levels, how many, obs_size, the ``levels`` argument recorded in the env spec)."""
-    if isinstance(levels, str) and levels == "generated":
+    from soko_gym.envs.sources import _generated_spec, _merge_generator_kwargs
+
+    spec = _generated_spec(levels)
+    if spec is not None:
         if limit is None:
             raise ValueError('limit is needed with levels="generated" (the generator never ends)')
         from soko_gym.envs.sources import LevelSource
         from soko_gym.levels.generator import generate_level
 
+        generator_kwargs.update(_merge_generator_kwargs(spec, generator_kwargs))  # recorded
         LevelSource._check_generator_kwargs(generator_kwargs)
         size = (int(generator_kwargs.get("height", 10)), int(generator_kwargs.get("width", 10)))
         rng = np.random.default_rng(seed)
         made = (generate_level(rng, **generator_kwargs).level for _ in range(limit))
         return made, limit, size, "generated"
     if generator_kwargs:
-        raise ValueError('generator_kwargs is only used with levels="generated"')
+        raise ValueError('generator_kwargs is only used with levels="generated[:WxH][:N]"')
     from soko_gym.envs.sources import _resolve_levels
 
     fixed = _resolve_levels(levels)

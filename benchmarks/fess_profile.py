@@ -16,19 +16,15 @@ times the positions the search made it handle, over the search time.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import numpy as np  # noqa: E402
-from numba import njit  # noqa: E402
+import numpy as np
+from numba import njit
 
-import soko_gym  # noqa: E402
-from planners import SearchLimits  # noqa: E402
-from planners._kernels.fess_moves import push_moves  # noqa: E402
-from planners._kernels.fess_search import (  # noqa: E402
+import soko_gym
+from planners import SearchLimits
+from planners._kernels.fess_moves import push_moves
+from planners._kernels.fess_search import (
     C_LABELLED,
     C_MOVES_USED,
     C_NODES,
@@ -40,7 +36,7 @@ from planners._kernels.fess_search import (  # noqa: E402
     generate_moves,
     node_deadlock,
 )
-from planners.fess.search import FessPlanner, _FessRun, _new_tree  # noqa: E402
+from planners.fess.search import FessPlanner, _FessRun, _new_tree
 
 TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
          "room": O_ROOMS, "corral": O_CORRALS}  # fmt: skip
@@ -48,7 +44,7 @@ COLUMNS = ("moves", "order", *TESTS, "loop")
 
 
 @njit(cache=True)
-def _time_parts(t, sc, w, tree, scratch_tree, learned, frozen, corral, nodes, part):
+def _time_parts(t, sc, w, tree, scratch_tree, dt, nodes, part):
     """Run one part (0 moves, 1 moves with order, 2 node tests) on ``nodes``; the nodes done.
 
     Called from Python once per part, so the timing holds no per-call dispatch.
@@ -61,17 +57,17 @@ def _time_parts(t, sc, w, tree, scratch_tree, learned, frozen, corral, nodes, pa
             w.box_at[w.box_pos[b]] = b
         player = np.int64(tree.player[i])
         if part == 0:
-            push_moves(t.mt, sc, learned, w.box_at, w.box_pos, player, w.moves)
+            push_moves(t.mt, sc, dt.learned, w.box_at, w.box_pos, player, w.moves)
         elif part == 1:
             scratch_tree.box_pos[0] = tree.box_pos[i]
             scratch_tree.player[0] = tree.player[i]
             scratch_tree.feat[0] = tree.feat[i]
             scratch_tree.ctr[C_MOVES_USED] = 0
             scratch_tree.ctr[C_LABELLED] = -1
-            generate_moves(t, sc, w, scratch_tree, learned, corral, np.int64(0))
+            generate_moves(t, sc, w, scratch_tree, dt, np.int64(0))
         else:
             dst = np.int64(tree.box_pos[i, tree.moved[i, 0]])
-            node_deadlock(t, sc, w, tree, learned, frozen, corral, -1, player, dst)
+            node_deadlock(t, sc, w, tree, dt, -1, player, dst)
     return nodes.shape[0]
 
 
@@ -84,8 +80,7 @@ def _replay(run: _FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, flo
     scratch_tree = _new_tree(run.board.n_boxes, 2, run.work.moves.shape[0])
     w = run.work
     w.box_at[:] = -1
-    args = (run.tables, run.scratch, w, run.tree, scratch_tree, run._learned_tables, run.frozen,
-            run.corrals, nodes)  # fmt: skip
+    args = (run.tables, run.scratch, w, run.tree, scratch_tree, run.deadlock_tables, nodes)
 
     def timed(part: int) -> float:
         t = time.perf_counter()

@@ -10,51 +10,41 @@ plays the plan through the env's own action encoding; every frame is the env's `
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import sys
 import time
 from dataclasses import dataclass
 
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        level: one level: a pack selection such as microban:3, or an XSB file holding one level.
+        env: env id: Sokoban-Move-v0 (steps), Sokoban-Push-v0 (pushes) or Sokoban-Macro-v0.
+        planner: registry name of the planner.
+        time_limit: planner seconds.
+        max_steps: stop after this many actions.
+        delay: seconds between frames.
+        smoke: tiny run for the tests: Microban 1 in the push env, no delay.
+    """
 
     level: str = "microban:3"
-    """one level: a pack selection such as microban:3, or an XSB file holding one level"""
     env: str = "Sokoban-Move-v0"
-    """env id: Sokoban-Move-v0 (steps), Sokoban-Push-v0 (pushes) or Sokoban-Macro-v0"""
     planner: str = "astar"
-    """registry name of the planner"""
     time_limit: float = 30.0
-    """planner seconds"""
     max_steps: int = 1000
-    """stop after this many actions"""
     delay: float = 0.05
-    """seconds between frames"""
     smoke: bool = False
-    """tiny run for the tests: Microban 1 in the push env, no delay"""
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    body = ast.parse(inspect.getsource(Args)).body[0].body
-    docs = {
-        a.target.id: b.value.value
-        for a, b in zip(body, body[1:], strict=False)
-        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr)
-    }
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type == "bool":
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(f.type, str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,44 +10,34 @@ planners verify their results too; this shows the check a user can run on any so
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import sys
 from dataclasses import dataclass
+
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
 
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        levels: level source: a pack name, file or directory, optionally with :A-B.
+        planner: registry name of the planner (see `soko planners`).
+        time_limit: planner seconds per level.
+        smoke: tiny run for the tests: Microban 1-2, 5 s per level.
+    """
 
     levels: str = "microban:1-5"
-    """level source: a pack name, file or directory, optionally with :A-B"""
     planner: str = "astar"
-    """registry name of the planner (see `soko planners`)"""
     time_limit: float = 30.0
-    """planner seconds per level"""
     smoke: bool = False
-    """tiny run for the tests: Microban 1-2, 5 s per level"""
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    body = ast.parse(inspect.getsource(Args)).body[0].body
-    docs = {
-        a.target.id: b.value.value
-        for a, b in zip(body, body[1:], strict=False)
-        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr)
-    }
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type == "bool":
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(f.type, str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:

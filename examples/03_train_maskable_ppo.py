@@ -10,71 +10,56 @@ checkpoints, ``eval.csv`` (solve rate and mean pushes on held-out generated leve
 
 The same as a command: ``soko train --algo maskable-ppo --levels generated:7x7:2 --steps
 2000000 --max-episode-steps 30 --eval-episodes 500 --eval-every 250000 --lr-end 0.0002
---max-seconds 1800 --out runs/maskable_ppo_7x7`` (``benchmarks/agents.py 7x7`` measures it).
+--max-seconds 1800 --out runs/maskable_ppo_7x7`` (``benchmarks/bench_agents.py 7x7`` measures it).
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import sys
 from dataclasses import dataclass
+
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
 
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        levels: training levels: generated:WxH:N (W columns, H rows, N boxes) or a pack selection.
+        eval_levels: held-out levels (empty: the training generator with a seed it never uses).
+        steps: env steps (pushes) to train for.
+        n_envs: parallel envs in the numba vector env.
+        max_episode_steps: pushes per episode before truncation, in training and evaluation.
+        eval_episodes: held-out levels per evaluation.
+        eval_every: env steps between evaluations.
+        minutes: wall-clock budget of the training (0: none); the run then evaluates and saves.
+        seed: seed of the levels, the network and the evaluation levels.
+        out: output folder.
+        overwrite: reuse an output folder that holds a run.
+        smoke: tiny run for the tests: 6x6 one-box levels, 256 steps, a small network.
+    """
 
     levels: str = "generated:7x7:2"
-    """training levels: generated:WxH:N (W columns, H rows, N boxes) or a pack selection"""
     eval_levels: str = ""
-    """held-out levels (empty: the training generator with a seed it never uses)"""
     steps: int = 2_000_000
-    """env steps (pushes) to train for"""
     n_envs: int = 32
-    """parallel envs in the numba vector env"""
     max_episode_steps: int = 30
-    """pushes per episode before truncation, in training and evaluation"""
     eval_episodes: int = 500
-    """held-out levels per evaluation"""
     eval_every: int = 250_000
-    """env steps between evaluations"""
     minutes: float = 30.0
-    """wall-clock budget of the training (0: none); the run then evaluates and saves"""
     seed: int = 0
-    """seed of the levels, the network and the evaluation levels"""
     out: str = "runs/maskable_ppo_7x7"
-    """output folder"""
     overwrite: bool = False
-    """reuse an output folder that holds a run"""
     smoke: bool = False
-    """tiny run for the tests: 6x6 one-box levels, 256 steps, a small network"""
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """The attribute docstrings of a dataclass (the string under each field)."""
-    body = ast.parse(inspect.getsource(cls)).body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr):
-            docs[node.target.id] = str(after.value.value)
-    return docs
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line, one ``--option`` per field."""
+    """Args from the command line, one ``--option`` per field (help from the field docs)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    docs = _field_docs(Args)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:

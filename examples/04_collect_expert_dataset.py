@@ -18,66 +18,56 @@ The same as a command: ``soko collect --env Sokoban-Push-v0 --levels microban --
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        env: env id: Sokoban-Push-v0, Sokoban-Macro-v0 or Sokoban-Move-v0.
+        levels: level source (pack, file, selection such as microban:1-20) or "generated".
+        planner: registry name of the planner.
+        out: Minari dataset id, or the npz path with --format npz.
+        format: dataset format: minari or npz.
+        jobs: worker processes solving levels.
+        limit: at most this many levels (0: all; needed for generated levels).
+        time_limit: planner seconds per level.
+        width: generated levels: columns.
+        height: generated levels: rows.
+        boxes: generated levels: boxes.
+        seed: seed of the generated levels.
+        overwrite: replace an existing dataset.
+        smoke: tiny run for the tests: 3 Microban levels to an npz file in a temporary folder.
+    """
 
     env: str = "Sokoban-Push-v0"
-    """env id: Sokoban-Push-v0, Sokoban-Macro-v0 or Sokoban-Move-v0"""
     levels: str = "microban:1-20"
-    """level source (pack, file, selection such as microban:1-20) or "generated\""""
     planner: str = "astar"
-    """registry name of the planner"""
     out: str = "sokoban/microban-push-expert-v0"
-    """Minari dataset id, or the npz path with --format npz"""
     format: str = "minari"
-    """dataset format: minari or npz"""
     jobs: int = 1
-    """worker processes solving levels"""
     limit: int = 0
-    """at most this many levels (0: all; needed for generated levels)"""
     time_limit: float = 10.0
-    """planner seconds per level"""
     width: int = 7
-    """generated levels: columns"""
     height: int = 7
-    """generated levels: rows"""
     boxes: int = 2
-    """generated levels: boxes"""
     seed: int = 0
-    """seed of the generated levels"""
     overwrite: bool = False
-    """replace an existing dataset"""
     smoke: bool = False
-    """tiny run for the tests: 3 Microban levels to an npz file in a temporary folder"""
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    body = ast.parse(inspect.getsource(Args)).body[0].body
-    docs = {
-        a.target.id: b.value.value
-        for a, b in zip(body, body[1:], strict=False)
-        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr)
-    }
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type == "bool":
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(f.type, str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def run(args: Args) -> int:

@@ -20,84 +20,66 @@ The same as commands: ``soko collect --env Sokoban-Push-v0 --levels generated --
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        levels: levels to collect on and fine-tune on: generated:WxH:N or a pack selection.
+        dataset: an existing npz dataset or Minari id (empty: collect one into --out).
+        expert_levels: levels the planner solves for the dataset.
+        planner: planner that makes the demonstrations.
+        bc_steps: behaviour-cloning gradient steps.
+        finetune_steps: MaskablePPO env steps after cloning (0: clone only).
+        max_episode_steps: pushes per episode in fine-tuning and evaluation.
+        eval_episodes: held-out levels per evaluation.
+        seed: seed of the expert levels, the network and the evaluation.
+        out: output folder.
+        overwrite: reuse an output folder that holds a run.
+        smoke: tiny run for the tests: 12 one-box 6x6 levels, 60 cloning steps, 128 PPO steps.
+    """
 
     levels: str = "generated:7x7:2"
-    """levels to collect on and fine-tune on: generated:WxH:N or a pack selection"""
     dataset: str = ""
-    """an existing npz dataset or Minari id (empty: collect one into --out)"""
     expert_levels: int = 2000
-    """levels the planner solves for the dataset"""
     planner: str = "astar"
-    """planner that makes the demonstrations"""
     bc_steps: int = 3000
-    """behaviour-cloning gradient steps"""
     finetune_steps: int = 300_000
-    """MaskablePPO env steps after cloning (0: clone only)"""
     max_episode_steps: int = 30
-    """pushes per episode in fine-tuning and evaluation"""
     eval_episodes: int = 500
-    """held-out levels per evaluation"""
     seed: int = 0
-    """seed of the expert levels, the network and the evaluation"""
     out: str = "runs/bc_ppo_7x7"
-    """output folder"""
     overwrite: bool = False
-    """reuse an output folder that holds a run"""
     smoke: bool = False
-    """tiny run for the tests: 12 one-box 6x6 levels, 60 cloning steps, 128 PPO steps"""
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """The attribute docstrings of a dataclass (the string under each field)."""
-    body = ast.parse(inspect.getsource(cls)).body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr):
-            docs[node.target.id] = str(after.value.value)
-    return docs
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line, one ``--option`` per field."""
+    """Args from the command line, one ``--option`` per field (help from the field docs)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    docs = _field_docs(Args)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def collect(args: Args, path: Path) -> str:
     """Collect the expert dataset into ``path`` (npz); returns its path."""
-    from agents.train_config import parse_levels
     from agents.trajectories import collect_dataset
 
-    levels, gen = parse_levels(args.levels)
     result = collect_dataset(
         "Sokoban-Push-v0",
-        levels,
+        args.levels,  # collect_dataset reads "generated:WxH:N" like every level source
         args.planner,
         path,
         format="npz",
         overwrite=True,
         limit=args.expert_levels,
         seed=args.seed,
-        generator_kwargs=gen,
         env_kwargs={"dead_plane": True},
         progress=not args.smoke,
     )

@@ -14,65 +14,50 @@ The same as a command: ``soko bench --levels microban:1-50 --planners astar,fess
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+
 
 @dataclass
 class Args:
-    """Command-line arguments (each field is one ``--option``)."""
+    """Command-line arguments (each field is one ``--option``).
+
+    Attributes:
+        model: saved SB3 model (.zip) to benchmark; a sidecar <model>.json names its env.
+        levels: level source: a pack name, file or directory, optionally with :A-B.
+        planners: comma-separated planners; names not registered in this install are skipped.
+        time_limit: planner seconds per level.
+        max_steps: agent step budget per episode (0: the env's registered limit).
+        episodes_per_level: agent episodes per level (more than 1: sampled actions).
+        jobs: worker processes for the planners.
+        seed: seed of the agent's training (smoke) and sampling.
+        out: output directory (results.csv, solve_rate.png).
+        overwrite: replace an existing results.csv in --out.
+        smoke: tiny run for the tests: 2 Microban levels, astar, an agent trained for 64 steps.
+    """
 
     model: str = ""
-    """saved SB3 model (.zip) to benchmark; a sidecar <model>.json names its env"""
     levels: str = "microban"
-    """level source: a pack name, file or directory, optionally with :A-B"""
     planners: str = "astar,fess"
-    """comma-separated planners; names not registered in this install are skipped"""
     time_limit: float = 10.0
-    """planner seconds per level"""
     max_steps: int = 0
-    """agent step budget per episode (0: the env's registered limit)"""
     episodes_per_level: int = 1
-    """agent episodes per level (more than 1: sampled actions)"""
     jobs: int = 1
-    """worker processes for the planners"""
     seed: int = 0
-    """seed of the agent's training (smoke) and sampling"""
     out: str = "runs/bench_vs_fess"
-    """output directory (results.csv, solve_rate.png)"""
     overwrite: bool = False
-    """replace an existing results.csv in --out"""
     smoke: bool = False
-    """tiny run for the tests: 2 Microban levels, astar, an agent trained for 64 steps"""
-
-
-def _field_docs(cls: type) -> dict[str, str]:
-    """The attribute docstrings of a dataclass (the string under each field)."""
-    body = ast.parse(inspect.getsource(cls)).body[0].body
-    docs = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr):
-            docs[node.target.id] = str(after.value.value)
-    return docs
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line, one ``--option`` per field."""
+    """Args from the command line, one ``--option`` per field (help from the field docs)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    docs = _field_docs(Args)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, action="store_true", help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
-    return Args(**vars(parser.parse_args(argv)))
+    add_dataclass_options(parser, Args)
+    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
 
 
 def train_tiny_agent(folder: Path, levels: str, seed: int) -> Path:

@@ -1,19 +1,18 @@
 """Classical Sokoban planners: ``planners.solve(level, planner="astar", limits=...)``.
 
-Every planner is a ``Planner`` subclass registered under its name; ``available()`` lists them.
-Results are verified with ``soko_gym.verify`` before they are returned.
+Every planner is a ``Planner`` subclass listed by name in ``PLANNERS`` below (the one
+registry; its module is imported when the planner is first asked for); ``available()`` lists
+them. Results are verified with ``soko_gym.verify`` before they are returned.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
-import pkgutil
 from typing import Any
 
-from planners import optimize  # a callable module: planners.optimize(level, lurd, ...)
-from planners.base import REGISTRY, Planner
+from planners.base import Planner
 from planners.limits import SearchLimits
+from planners.optimizers import optimize
 from planners.result import SearchResult
 
 __all__ = [
@@ -22,26 +21,42 @@ __all__ = [
     "SearchResult",
     "available",
     "get_planner",
+    "planner_class",
     "optimize",
     "solve",
 ]
 
-# modules that define no planner
-_SUPPORT_MODULES = {"base", "limits", "result", "cli", "optimize", "portfolio"}
+# name -> "module:class" of every planner
+PLANNERS: dict[str, str] = {
+    "astar": "planners.astar:AStarPlanner",
+    "greedy": "planners.astar:GreedyPlanner",
+    "idastar": "planners.idastar:IDAStarPlanner",
+    "bfs": "planners.bfs:BreadthFirst",
+    "dfs": "planners.dfs:DepthFirst",
+    "zobrist-dfs": "planners.dfs:ZobristDepthFirst",
+    "iddfs": "planners.dfs:IterativeDeepening",
+    "iddfs-zobrist": "planners.dfs:IterativeDeepeningZobrist",
+    "packing-order": "planners.packing:PackingOrderPlanner",
+    "reverse-packing-order": "planners.packing:ReversePackingOrderPlanner",
+    "fess": "planners.fess.search:FessPlanner",
+}
 
 
-@functools.cache
-def _load_all() -> None:
-    """Import every planner module once, which registers its planners (``Planner.name``)."""
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_") and info.name not in _SUPPORT_MODULES:
-            importlib.import_module(f"planners.{info.name}")
+def planner_class(name: str) -> type[Planner]:
+    """The planner class registered as ``name``.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
+    if name not in PLANNERS:
+        raise ValueError(f"unknown planner {name!r}; available: {', '.join(sorted(PLANNERS))}")
+    module, cls = PLANNERS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
 
 
 def available() -> list[str]:
     """Registry names of every planner, sorted."""
-    _load_all()
-    return sorted(REGISTRY)
+    return sorted(PLANNERS)
 
 
 def get_planner(name: str, **options: Any) -> Planner:
@@ -50,11 +65,9 @@ def get_planner(name: str, **options: Any) -> Planner:
     Raises:
         ValueError: for an unknown name or option.
     """
-    _load_all()
-    if name not in REGISTRY:
-        raise ValueError(f"unknown planner {name!r}; available: {', '.join(sorted(REGISTRY))}")
+    cls = planner_class(name)
     try:
-        return REGISTRY[name](**options)
+        return cls(**options)
     except TypeError as err:
         raise ValueError(f"bad options for planner {name!r}: {err}") from None
 

@@ -19,8 +19,6 @@ from soko_gym.levels import Level, pushes_to_lurd, verify
 
 Push = tuple[int, int]  # (box square on level.board before the push, direction)
 
-REGISTRY: dict[str, type[Planner]] = {}
-
 
 @dataclass
 class Outcome:
@@ -44,19 +42,13 @@ class Outcome:
 class Planner(ABC):
     """A Sokoban planner: ``Planner(**options).solve(level, limits)``.
 
-    Subclasses set ``name`` (their registry key) and ``optimal`` (whether a finished search
-    guarantees the fewest pushes) and implement ``search``.
+    Subclasses set ``name`` (their key in the registry of ``planners/__init__.py``, where
+    every planner is listed) and ``optimal`` (whether a finished search guarantees the fewest
+    pushes) and implement ``search``.
     """
 
     name: ClassVar[str] = ""
     optimal: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.name:
-            if cls.name in REGISTRY:
-                raise ValueError(f"planner name {cls.name!r} is registered twice")
-            REGISTRY[cls.name] = cls
 
     @classmethod
     def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,8 +18,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from planners import SearchLimits, available, get_planner, solve
+from planners.records import record_header, solve_record
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.packs import split_selection
+
+
+def add_parsers(sub: Any, source_help: str) -> None:
+    """Add ``solve`` and ``optimize`` to the ``soko`` parser (the ``soko_gym.commands`` entry)."""
+    add_solve_parser(sub, source_help)
+    add_optimize_parser(sub, source_help)
+    listing = sub.add_parser("planners", help="list the planners")
+    listing.set_defaults(func=lambda args: print("\n".join(available())) or 0)
 
 
 def add_solve_parser(sub: Any, source_help: str) -> None:
@@ -83,9 +92,6 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
         help="seconds of optimization per solved level (default 10)",
     )
     solve.set_defaults(func=run_solve)
-    add_optimize_parser(sub, source_help)
-    listing = sub.add_parser("planners", help="list the planners")
-    listing.set_defaults(func=lambda args: print("\n".join(available())) or 0)
 
 
 def _indexed_levels(source: str) -> list[tuple[int, Level]]:
@@ -106,7 +112,7 @@ def _solve_one(
     """Solve one level, optimizing the solution if asked; a JSON-ready dict (runs in workers)."""
     record = solve(level, planner, limits, workers=workers).as_dict()
     if optimize_seconds and record["solved"]:
-        from planners.optimize import optimize
+        from planners.optimizers import optimize
 
         best = optimize(level, record["lurd"], limits=SearchLimits(max_seconds=optimize_seconds))
         record.update(
@@ -193,7 +199,7 @@ def run_solve(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         for index, level, res in _results(args, items, limits):
-            record = {"source": base, "index": index, "title": level.title, **res}
+            record = solve_record(base, index, level, res)
             rows.append(record)
             if sink is not None:
                 sink.write(json.dumps(record) + "\n")
@@ -292,7 +298,7 @@ def _given_solutions(args: argparse.Namespace, items: list[tuple[int, Level]]) -
 
 def run_optimize(args: argparse.Namespace) -> int:
     """Run ``soko optimize``; returns the exit code (0 done, 130 on Ctrl-C)."""
-    from planners.optimize import available_methods, optimize
+    from planners.optimizers import available_methods, optimize
 
     methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
     if methods is not None:
@@ -331,7 +337,7 @@ def run_optimize(args: argparse.Namespace) -> int:
                 SearchLimits(max_seconds=args.time_limit),
                 progress=show,
             )
-            record = {"source": base, "index": index, "title": level.title, **result.as_dict()}
+            record = {**record_header(base, index, level), **result.as_dict()}
             if sink is not None:
                 sink.write(json.dumps(record) + "\n")
                 sink.flush()

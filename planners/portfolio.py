@@ -22,7 +22,6 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from planners.base import REGISTRY
 from planners.limits import SearchLimits
 from planners.result import SearchResult
 from soko_gym.levels import Level, verify
@@ -44,10 +43,10 @@ def _context() -> Any:
 
 def _worker(index: int, name: str, options: dict, xsb: str, limits: SearchLimits, out) -> None:
     """Solve in a child process and report ``(index, result, error text)``."""
-    import planners  # noqa: F401  (registers the planners in a spawned process)
+    from planners import planner_class  # the registry, imported in the spawned process
 
     try:
-        result = REGISTRY[name](**options).solve(Level.from_xsb(xsb), limits)
+        result = planner_class(name)(**options).solve(Level.from_xsb(xsb), limits)
         out.put((index, result, None))
     except Exception as err:  # reported to the parent
         out.put((index, None, f"{type(err).__name__}: {err}"))
@@ -107,7 +106,9 @@ def solve_portfolio(
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 2:
         raise ValueError(f"workers must be an integer >= 2 for a portfolio, got {workers!r}")
-    cls = REGISTRY[name]
+    from planners import planner_class
+
+    cls = planner_class(name)
     configs = cls.portfolio_options(workers, options)
     planners_ = [cls(**config) for config in configs]  # bad options fail before any start
     share = SearchLimits(

@@ -1,12 +1,33 @@
-"""The ``soko`` command line: show levels, verify LURD solutions, solve levels with planners."""
+"""The ``soko`` command line: its own commands (show, packs, verify) and everyone else's.
+
+The other packages contribute subcommands through the ``soko_gym.commands`` entry points
+(``pyproject.toml``): each names a function ``add_parsers(sub, source_help)``. So this module,
+in the bottom package, imports nothing above ``soko_gym.levels``; ``soko solve`` comes from
+``planners.cli``, ``soko collect``/``train``/``bench`` from ``agents.cli``.
+
+It also holds what every command line of the project shares: the level-source help, the exit
+codes, and ``add_dataclass_options``/``dataclass_kwargs``, which turn a config dataclass into
+``--options`` (the ``soko train`` flags and the examples' arguments come from their dataclasses).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
-from collections.abc import Sequence
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.metadata import entry_points
+from typing import Any
 
 from soko_gym.errors import LevelFormatError
+
+COMMAND_GROUP = "soko_gym.commands"
+EXIT_OK = 0  # every level solved / every command done
+EXIT_SOME_FAILED = 1  # some levels unsolved or some solutions wrong
+EXIT_BAD_INPUT = 2  # a bad argument, level file or option
+EXIT_INTERRUPTED = 130  # Ctrl-C; every line already written is kept
 
 SOURCE_HELP = (
     "a bundled pack name (see `soko packs`), an XSB/SOK/TXT file or a directory of Boxoban "
@@ -93,21 +114,135 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=_cmd_verify)
 
-    # solving lives with the planners; imported here only to build the parser
-    from planners.cli import add_solve_parser
-
-    add_solve_parser(sub, SOURCE_HELP)
-    # collect / train / bench live with the agents; their heavy imports happen inside the commands
-    from agents.cli import add_agent_parsers
-
-    add_agent_parsers(sub, SOURCE_HELP)
+    for add_parsers in command_providers():
+        add_parsers(sub, SOURCE_HELP)
     return parser
+
+
+def command_providers() -> list[Callable[[Any, str], None]]:
+    """The ``add_parsers`` functions of the installed ``soko_gym.commands`` entry points.
+
+    Ordered by entry-point name; a provider whose package fails to import is skipped with a
+    note on stderr, so ``soko show`` keeps working when, say, an optional extra is broken.
+    """
+    out = []
+    for ep in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        try:
+            out.append(ep.load())
+        except ImportError as err:
+            print(f"note: soko {ep.name} commands unavailable: {err}", file=sys.stderr)
+    return out
 
 
 def _version() -> str:
     from soko_gym import __version__
 
     return f"soko-gym {__version__}"
+
+
+# -- config dataclasses as command-line options ------------------------------------------------
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Each field's help: its entry in the class docstring's ``Attributes:`` section."""
+    docs: dict[str, str] = {}
+    name = None
+    indent = -1  # indentation of the entries; -1 before the section
+    for line in (cls.__doc__ or "").splitlines():
+        stripped = line.strip()
+        if indent == -1:
+            indent = -2 if stripped == "Attributes:" else -1
+            continue
+        if not stripped:
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent == -2:
+            indent = depth
+        if depth < indent:
+            break
+        head, sep, rest = stripped.partition(": ")
+        if depth == indent and sep and head.isidentifier():
+            name = head
+            docs[name] = rest
+        elif name is not None:
+            docs[name] += " " + stripped
+    return docs
+
+
+def _option_type(hint: Any) -> tuple[Any, bool]:
+    """(the hint without ``| None``, whether None is allowed)."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return rest[0], True
+    return hint, False
+
+
+def add_dataclass_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    cls: type,
+    *,
+    prefix: str = "",
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    choices: Mapping[str, Iterable[Any]] | None = None,
+    skip: Iterable[str] = (),
+    required: Iterable[str] = (),
+) -> None:
+    """Add one ``--option`` per field of dataclass ``cls``, help from its ``Attributes:``.
+
+    ``--{prefix}{field}`` (underscores as dashes) sets the field; ``aliases`` adds other flags
+    for a field. Booleans get ``--x/--no-x``; ``X | None`` fields take an X; ``tuple[int, int]``
+    takes two numbers and ``list[int]`` any number. An option not given keeps the dataclass's
+    default: ``dataclass_kwargs`` returns only the options given.
+    """
+    hints = typing.get_type_hints(cls)
+    docs = field_docs(cls)
+    aliases = aliases or {}
+    choices = choices or {}
+    skip, required = set(skip), set(required)
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        flags = ["--" + (prefix + f.name).replace("_", "-"), *aliases.get(f.name, ())]
+        kind, optional = _option_type(hints[f.name])
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        help_text = docs.get(f.name, f.name.replace("_", " "))
+        kw: dict[str, Any] = {"dest": prefix.replace("-", "_") + f.name}
+        if f.name in required:
+            kw["required"] = True
+        else:
+            kw["default"] = argparse.SUPPRESS
+            help_text += f" (default: {default})"
+        if kind is bool:
+            kw["action"] = argparse.BooleanOptionalAction
+        elif typing.get_origin(kind) is tuple:
+            kw.update(type=typing.get_args(kind)[0], nargs=len(typing.get_args(kind)))
+        elif typing.get_origin(kind) is list:
+            kw.update(type=typing.get_args(kind)[0], nargs="*")
+        elif kind in (int, float, str):
+            kw["type"] = kind
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name}: no command-line form for {kind!r}")
+        if f.name in choices:
+            kw["choices"] = tuple(choices[f.name])
+        parser.add_argument(*flags, help=help_text.replace("%", "%%"), **kw)
+
+
+def dataclass_kwargs(cls: type, args: argparse.Namespace, *, prefix: str = "") -> dict[str, Any]:
+    """The fields of ``cls`` given on the command line (``add_dataclass_options``), by name."""
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        dest = prefix.replace("-", "_") + f.name
+        if hasattr(args, dest):
+            value = getattr(args, dest)
+            kind, _ = _option_type(hints[f.name])
+            if value is not None and typing.get_origin(kind) is tuple:
+                value = tuple(value)
+            out[f.name] = value
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (LevelFormatError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

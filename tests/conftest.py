@@ -1,6 +1,6 @@
 import os
 
-# Before numba is imported anywhere: a cache folder keyed by the kernel sources (DESIGN.md).
+# Before numba is imported anywhere: a cache folder keyed by the kernel sources (ARCHITECTURE.md).
 if "NUMBA_CACHE_DIR" not in os.environ:
     from soko_gym._numba_cache import numba_cache_dir
 

@@ -8,9 +8,12 @@ distance to the nearest target square to both parts; a push changes it by at mos
 consistent. Nodes whose estimate reaches the bound (the cost of the slice being replaced) or the
 best finished path are cut. The goal is the target squares with the player walked to the square
 of the next push (or anywhere when the slice ends the solution); that walk is added to the cost.
+Pushes are *square pushes*: ``square * 4 + direction``, the box's square before the push.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -39,40 +42,73 @@ N_COUNTERS = 6
 
 SHIFT = 32  # the primary cost sits above this bit, the secondary below
 
+SliceBoard = namedtuple(
+    "SliceBoard",
+    [
+        "cells",  # uint8[n_cells] cell flags
+        "dead",  # uint8[n_cells] 1 on simple dead squares (no box is pushed onto them)
+        "offsets",  # int32[4] flat index step per direction
+        "zobrist",  # uint64[n_cells] Zobrist key per square
+        "width",  # board width (int, for Manhattan distances)
+    ],
+)
+
+SliceGoal = namedtuple(
+    "SliceGoal",
+    [  # the slice's end and the metric
+        "target",  # int32[N] squares of the moving boxes at the end of the slice, increasing
+        "stand",  # square the player walks to at the end (the next push's), -1 after the last
+        "by_pushes",  # 1 to order by (pushes, moves), 0 for (moves, pushes) (int)
+    ],
+)
+
+SliceNodes = namedtuple(
+    "SliceNodes",
+    [
+        "sq",  # int32[max_nodes, N] moving box squares per node, increasing
+        "player",  # int32[max_nodes] player square per node
+        "parent",  # int32[max_nodes] parent node, -1 for node 0
+        "sq_push",  # int32[max_nodes] square push that made the node
+        "g",  # int64[max_nodes] packed cost from node 0
+        "f",  # int64[max_nodes] packed cost plus estimate (heap entries above it are stale)
+    ],
+)
+
 
 @njit(cache=True, nogil=True)
-def push_walks(
-    cells, offsets, start_boxes, start_player, codes, box_at, stamps, queue, dist, walks
-):
-    """Replay ``codes`` from the start and record the shortest walk before each push.
+def push_walks(board, start_boxes, start_player, sq_pushes, scratch, walks):
+    """Replay ``sq_pushes`` from the start and record the shortest walk before each push.
 
     Args:
-        cells: uint8[n_cells] cell flags.
-        offsets: int32[4] flat index step per direction.
+        board: ``SliceBoard`` (cells and offsets are read).
         start_boxes: int32[n_boxes] box squares at the start.
         start_player: player square at the start.
-        codes: int32[k] pushes as ``square * 4 + direction`` (the box's square before the push).
-        box_at: int16[n_cells] scratch (all -1 on entry and on return).
-        stamps: uint32[n_cells + 1] stamp buffer (``reach.new_stamps``).
-        queue: int32[n_cells] scratch; dist: int32[n_cells] scratch.
+        sq_pushes: int32[k] square pushes, ``square * 4 + direction`` (the box's square before
+            the push).
+        scratch: ``replay.WalkScratch`` (its ``box_at`` all -1 on entry and on return).
         walks: int32[k + 1] receives the walk before push i at i (walks[k] = 0).
 
     Returns:
         Index of the first illegal push, or -1 when every push is legal.
     """
+    cells = board.cells
+    offsets = board.offsets
+    box_at = scratch.box_at
+    stamps = scratch.stamps
+    dist = scratch.dist
     for b in range(start_boxes.shape[0]):
         box_at[start_boxes[b]] = b
     player = start_player
     bad = -1
-    for i in range(codes.shape[0]):
-        sq = codes[i] >> 2
-        d = codes[i] & 3
+    for i in range(sq_pushes.shape[0]):
+        sq = sq_pushes[i] >> 2
+        d = sq_pushes[i] & 3
         dest = sq + offsets[d]
         stand = sq - offsets[d]
         if box_at[sq] < 0 or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
             bad = i
             break
-        mark, _ = walk_distances(box_at, offsets, player, stamps, queue, dist)
+        mark, _ = walk_distances(box_at, offsets, player, stamps, scratch.queue, dist)
         if stamps[stand] != mark:
             bad = i
             break
@@ -80,7 +116,7 @@ def push_walks(
         box_at[dest] = box_at[sq]
         box_at[sq] = -1
         player = sq
-    walks[codes.shape[0]] = 0
+    walks[sq_pushes.shape[0]] = 0
     for sq in range(cells.shape[0]):
         box_at[sq] = -1
     return bad
@@ -125,72 +161,47 @@ def _store_sorted(row, squares):
 
 
 @njit(cache=True, nogil=True)
-def search_slice(
-    cells,
-    dead,
-    offsets,
-    zobrist,
-    width,
-    box_at,
-    target,
-    target_stand,
-    by_pushes,
-    budget,
-    node_sq,
-    node_player,
-    node_parent,
-    node_push,
-    node_g,
-    node_f,
-    heap_keys,
-    heap_nodes,
-    t_hash,
-    t_player,
-    t_value,
-    stamps,
-    queue,
-    dist,
-    moved,
-    counters,
-):
+def search_slice(board, goal, nodes, heap, table, scratch, counters, budget):
     """Expand up to ``budget`` nodes of the sub-search (see the module docstring).
 
     On the first call (``counters[C_NODES] == 0``) the kernel sets up node 0 from
-    ``node_sq[0]`` and ``node_player[0]``, which the driver writes; ``counters[C_BEST_KEY]``
+    ``nodes.sq[0]`` and ``nodes.player[0]``, which the driver writes; ``counters[C_BEST_KEY]``
     must hold the bound (the packed cost of the slice being replaced) and
     ``counters[C_BEST_NODE]`` -1. Later calls resume where the previous one stopped.
 
     Args:
-        cells: uint8[n_cells] cell flags.
-        dead: uint8[n_cells] 1 on simple dead squares (no box is pushed onto them).
-        offsets: int32[4] flat index step per direction.
-        zobrist: uint64[n_cells] Zobrist key per square.
-        width: board width (for Manhattan distances).
-        box_at: int16[n_cells] 0 on the squares of the fixed boxes, -1 elsewhere; the moving
-            boxes are placed and removed during each expansion (unchanged on return).
-        target: int32[N] squares of the moving boxes at the end of the slice, increasing.
-        target_stand: square the player must reach at the end (where the next push is made
-            from), or -1 when the slice ends the solution.
-        by_pushes: 1 to order by (pushes, moves), 0 for (moves, pushes).
-        budget: most nodes to expand in this call.
-        node_sq: int32[max_nodes, N] moving box squares per node, increasing.
-        node_player: int32[max_nodes] player square per node.
-        node_parent: int32[max_nodes] parent node, -1 for node 0.
-        node_push: int32[max_nodes] push code (``square * 4 + direction``) that made the node.
-        node_g: int64[max_nodes] packed cost from node 0.
-        node_f: int64[max_nodes] packed cost plus estimate (heap entries above it are stale).
-        heap_keys: int64[heap_cap] heap keys; heap_nodes: int32[heap_cap] their nodes.
-        t_hash, t_player, t_value: transposition table (``table.new_table``), keyed by the
-            moving boxes' hash and the exact player square.
-        stamps: uint32[n_cells + 1] stamp buffer; queue, dist: int32[n_cells] scratch.
-        moved: int32[N] scratch.
+        board: ``SliceBoard`` of the level.
+        goal: ``SliceGoal``: the target squares, the player's last square and the metric.
+        nodes: ``SliceNodes``, the node store (max_nodes rows).
+        heap: ``heap.Heap``, the open list keyed by ``nodes.f``.
+        table: ``table.Table``, the transposition table: the moving boxes' hash and the exact
+            player square to the node.
+        scratch: ``replay.WalkScratch``; its ``box_at`` is 0 on the squares of the fixed boxes,
+            -1 elsewhere (the moving boxes are placed and removed during each expansion,
+            unchanged on return).
         counters: int64[N_COUNTERS] counters (see the C_* slots); updated.
+        budget: most nodes to expand in this call.
 
     Returns:
         A status: RUNNING, FOUND, EXHAUSTED, FULL, GROW_HEAP or GROW_TABLE.
     """
+    cells = board.cells
+    offsets = board.offsets
+    zobrist = board.zobrist
+    width = board.width
+    box_at = scratch.box_at
+    stamps = scratch.stamps
+    dist = scratch.dist
+    target = goal.target
+    target_stand = goal.stand
+    by_pushes = goal.by_pushes
+    node_sq = nodes.sq
+    node_g = nodes.g
+    node_f = nodes.f
+    heap_keys = heap.keys
     n = target.shape[0]
     max_nodes = node_sq.shape[0]
+    moved = np.empty(n, dtype=np.int32)
     one = np.int64(1)
     if counters[C_NODES] == 0:
         for a in range(n):
@@ -198,17 +209,17 @@ def search_slice(
         est = _estimate(moved, target, width)
         node_g[0] = 0
         node_f[0] = (est << SHIFT) | est
-        node_parent[0] = -1
-        node_push[0] = -1
+        nodes.parent[0] = -1
+        nodes.sq_push[0] = -1
         table_put(
-            t_hash,
-            t_player,
-            t_value,
+            table.hashes,
+            table.players,
+            table.values,
             _squares_hash(zobrist, moved),
-            np.int64(node_player[0]),
+            np.int64(nodes.player[0]),
             np.int64(0),
         )
-        counters[C_HEAP] = heap_push(heap_keys, heap_nodes, np.int64(0), node_f[0], np.int64(0))
+        counters[C_HEAP] = heap_push(heap_keys, heap.nodes, np.int64(0), node_f[0], np.int64(0))
         counters[C_NODES] = 1
         counters[C_TABLE] = 1
     for _ in range(budget):
@@ -219,9 +230,9 @@ def search_slice(
             return FULL
         if size + 4 * n > heap_keys.shape[0]:
             return GROW_HEAP
-        if 2 * (counters[C_TABLE] + 4 * n) > t_hash.shape[0]:
+        if 2 * (counters[C_TABLE] + 4 * n) > table.hashes.shape[0]:
             return GROW_TABLE
-        key, node, size = heap_pop(heap_keys, heap_nodes, size)
+        key, node, size = heap_pop(heap_keys, heap.nodes, size)
         counters[C_HEAP] = size
         if key > node_f[node]:
             continue  # stale: the node was reached more cheaply after this entry was pushed
@@ -229,7 +240,9 @@ def search_slice(
         for a in range(n):
             moved[a] = node_sq[node, a]
             box_at[moved[a]] = 0
-        mark, _ = walk_distances(box_at, offsets, np.int64(node_player[node]), stamps, queue, dist)
+        mark, _ = walk_distances(
+            box_at, offsets, np.int64(nodes.player[node]), stamps, scratch.queue, dist
+        )
         g = node_g[node]
         at_target = True
         for a in range(n):
@@ -252,7 +265,7 @@ def search_slice(
                 dest = sq + offsets[d]
                 if stamps[stand] != mark or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
                     continue
-                if dead[dest]:
+                if board.dead[dest]:
                     continue  # a lone box there reaches no goal, so no target square either
                 walk = np.int64(dist[stand]) + one
                 cg = g + ((one << SHIFT) | walk if by_pushes else (walk << SHIFT) | one)
@@ -261,23 +274,26 @@ def search_slice(
                 cf = cg + ((est << SHIFT) | est)
                 if cf < counters[C_BEST_KEY]:
                     ch = h0 ^ zobrist[sq] ^ zobrist[dest]
-                    child = table_get(t_hash, t_player, t_value, ch, np.int64(sq))
+                    child = table_get(table.hashes, table.players, table.values, ch, np.int64(sq))
                     if child < 0:
                         child = counters[C_NODES]
                         counters[C_NODES] = child + 1
                         _store_sorted(node_sq[child], moved)
-                        node_player[child] = sq
-                        table_put(t_hash, t_player, t_value, ch, np.int64(sq), np.int64(child))
+                        nodes.player[child] = sq
+                        table_put(
+                            table.hashes, table.players, table.values, ch, np.int64(sq),
+                            np.int64(child),
+                        )  # fmt: skip
                         counters[C_TABLE] += 1
                     elif cg >= node_g[child]:
                         child = -1
                     if child >= 0:
-                        node_parent[child] = node
-                        node_push[child] = sq * 4 + d
+                        nodes.parent[child] = node
+                        nodes.sq_push[child] = sq * 4 + d
                         node_g[child] = cg
                         node_f[child] = cf
                         counters[C_HEAP] = heap_push(
-                            heap_keys, heap_nodes, counters[C_HEAP], cf, child
+                            heap_keys, heap.nodes, counters[C_HEAP], cf, child
                         )
                 moved[a] = sq
         for a in range(n):

@@ -7,11 +7,40 @@ plan) are defined in ``planners/fess/features.py`` and ``planners/fess/rooms.py`
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
-from soko_gym.engine.constants import FLOOR
-from soko_gym.engine.reach import reach_player
+from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, SQUARE_DTYPE
+from soko_gym.engine.reach import new_stamps, reach_player
+
+HotspotScratch = namedtuple(
+    "HotspotScratch",
+    [  # scratch of fill_hotspot_table
+        "box_at",  # int16[n_cells] all -1 (left all -1)
+        "stamps",  # uint32[n_cells + 1] stamp buffer
+        "stack",  # int32[n_cells]
+        "seen",  # uint8[4 * n_cells] pull_closure's states
+        "queue",  # int32[4 * n_cells]
+        "base",  # uint8[n_goals, n_floor] goals reached per square, no wall
+        "walled",  # uint8[n_goals, n_floor] goals reached per square, one wall
+    ],
+)
+
+
+def new_hotspot_scratch(cells: np.ndarray, n_goals: int, n_floor: int) -> HotspotScratch:
+    """Scratch of ``fill_hotspot_table`` on a board with cell flags ``cells``."""
+    n = cells.shape[0]
+    return HotspotScratch(
+        box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
+        stamps=new_stamps(cells),
+        stack=np.zeros(n, dtype=SQUARE_DTYPE),
+        seen=np.zeros(4 * n, dtype=np.uint8),
+        queue=np.zeros(4 * n, dtype=SQUARE_DTYPE),
+        base=np.zeros((n_goals, n_floor), dtype=np.uint8),
+        walled=np.zeros((n_goals, n_floor), dtype=np.uint8),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -219,16 +248,19 @@ def pull_closure(cells, box_at, offsets, goal, stamps, stack, seen, queue):
 
 
 @njit(cache=True, nogil=True)
-def _count_reachable_goals(cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, out):
-    """Per floor square, the goals a lone box there can reach; ``box_at`` walls as given.
+def _count_reachable_goals(cells, offsets, floor, goals, sc, out):
+    """Per floor square, the goals a lone box there can reach; ``sc.box_at`` walls as given.
 
     Args:
         out: uint8[n_goals, n_floor] receives 1 where the box on ``floor[i]`` reaches goal ``g``.
-        (others as in ``pull_closure``; floor int32[n_floor], goals int32[n_goals])
+        (others as in ``fill_hotspot_table``)
     """
+    seen = sc.seen
     out[:, :] = 0
     for g in range(goals.shape[0]):
-        pull_closure(cells, box_at, offsets, np.int64(goals[g]), stamps, stack, seen, queue)
+        pull_closure(
+            cells, sc.box_at, offsets, np.int64(goals[g]), sc.stamps, sc.stack, seen, sc.queue
+        )
         for i in range(floor.shape[0]):
             sq = floor[i]
             if seen[sq * 4] or seen[sq * 4 + 1] or seen[sq * 4 + 2] or seen[sq * 4 + 3]:
@@ -236,9 +268,7 @@ def _count_reachable_goals(cells, box_at, offsets, floor, goals, stamps, stack, 
 
 
 @njit(cache=True, nogil=True)
-def fill_hotspot_table(
-    cells, offsets, floor, goals, box_at, stamps, stack, seen, queue, base, walled, hot
-):
+def fill_hotspot_table(cells, offsets, floor, goals, sc, hot):
     """Fill the pair table of hotspot squares (see ``planners.fess.features``).
 
     ``hot[x, y] = 1`` when a wall on ``floor[y]`` lowers the number of goals other than
@@ -249,13 +279,7 @@ def fill_hotspot_table(
         offsets: int32[4] flat index step per direction.
         floor: int32[n_floor] floor squares.
         goals: int32[n_goals] goal squares.
-        box_at: int16[n_cells] all -1 (scratch; left all -1).
-        stamps: uint32[n_cells + 1] stamp buffer (scratch).
-        stack: int32[n_cells] scratch.
-        seen: uint8[4 * n_cells] scratch.
-        queue: int32[4 * n_cells] scratch.
-        base: uint8[n_goals, n_floor] scratch (goals reached per square, no wall).
-        walled: uint8[n_goals, n_floor] scratch (goals reached per square, one wall).
+        sc: ``HotspotScratch`` (``new_hotspot_scratch``).
         hot: uint8[n_floor, n_floor] receives the table.
 
     Returns:
@@ -263,16 +287,16 @@ def fill_hotspot_table(
     """
     n_floor = floor.shape[0]
     n_goals = goals.shape[0]
-    _count_reachable_goals(cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, base)
+    base = sc.base
+    walled = sc.walled
+    _count_reachable_goals(cells, offsets, floor, goals, sc, base)
     hot[:, :] = 0
     n_hot = 0
     for y in range(n_floor):
         wall_sq = floor[y]
-        box_at[wall_sq] = 1
-        _count_reachable_goals(
-            cells, box_at, offsets, floor, goals, stamps, stack, seen, queue, walled
-        )
-        box_at[wall_sq] = -1
+        sc.box_at[wall_sq] = 1
+        _count_reachable_goals(cells, offsets, floor, goals, sc, walled)
+        sc.box_at[wall_sq] = -1
         for x in range(n_floor):
             if x == y:
                 continue

@@ -416,25 +416,6 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             if dead[dst]:
                 kinds[DL_DEAD_SQUARE] += 1
                 continue
-            # regions once the box stands on dst: dst's region splits along its blocks
-            n_split = 0
-            for s in range(4):
-                nb = dst + offsets[s]
-                if not (cells[nb] & FLOOR) or box_at[nb] >= 0:
-                    continue
-                fresh = True
-                for t in range(s):
-                    nt = dst + offsets[t]
-                    if (
-                        (cells[nt] & FLOOR)
-                        and box_at[nt] < 0
-                        and sc.block[dst * 4 + t] == sc.block[dst * 4 + s]
-                    ):
-                        fresh = False
-                        break
-                if fresh:
-                    n_split += 1
-            conn = n_regions - 1 + n_split
             # the box moves; each player region around it is one move
             box_at[dst] = b
             box_pos[b] = dst
@@ -469,8 +450,8 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                 kinds[feat[FEAT_KIND]] += 1
             else:
                 n_moves = _emit_moves(
-                    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst,
-                    first, conn, n_split,
+                    tables, sc, learned, box_at, box_pos, player, moves, n_moves, src, dst,
+                    n_regions,
                 )  # fmt: skip
             if dst != src:  # features filled by _emit_moves are kept for the next time
                 sc.cache_val[slot] = feat
@@ -557,13 +538,11 @@ def _mobility_without_fill(tables, sc, box_at, dst):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _emit_moves(
-    tables, sc, learned, box_at, box_pos, player, moves, n_moves, b, src, dst, first, conn,
-    n_split,
-):  # fmt: skip
-    """Write the moves of box ``b`` from ``src`` to ``dst`` (already moved): one per region.
+def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, src, dst, n_regions):
+    """Write the moves of the box moved from ``src`` to ``dst`` (already moved): one per region.
 
-    ``n_split``: the regions the box on ``dst`` leaves around it (1: no fill needed).
+    ``n_regions``: the player regions with the box off the board (``edge_blocks``); the box on
+    ``dst`` splits its region into as many as there are distinct blocks among its edges.
     """
     cells = tables.cells
     offsets = tables.offsets
@@ -571,9 +550,29 @@ def _emit_moves(
     stamps = sc.stamps
     dist = sc.dist
     n_cells = cells.shape[0]
+    b = np.int64(box_at[dst])
+    # regions once the box stands on dst: dst's region splits along its blocks
+    n_split = 0
+    for s in range(4):
+        nb = dst + offsets[s]
+        if not (cells[nb] & FLOOR) or box_at[nb] >= 0:
+            continue
+        fresh = True
+        for t in range(s):
+            nt = dst + offsets[t]
+            if (
+                (cells[nt] & FLOOR)
+                and box_at[nt] < 0
+                and sc.block[dst * 4 + t] == sc.block[dst * 4 + s]
+            ):
+                fresh = False
+                break
+        if fresh:
+            n_split += 1
+    conn = n_regions - 1 + n_split
     covered = 0
     feat = sc.feat  # position features: the same for every player region (maybe cached)
-    for s in range(first, 4):
+    for s in range(4):  # sides no push path reaches are skipped
         if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
             continue
         stand = np.int64(dst + offsets[s])
@@ -704,22 +703,23 @@ def _may_break_matching(cells, goal_bits, src, dst):
 
 
 @njit(cache=True, nogil=True)
-def keep_first_pushes(moves, n_moves, codes):
-    """Compact ``moves`` in place to the moves whose first push is one of ``codes``.
+def keep_first_pushes(moves, n_moves, sq_pushes):
+    """Compact ``moves`` in place to the moves whose first push is one of ``sq_pushes``.
 
     Args:
         moves: int32[cap, N_MOVE_COLS] a move table (first ``n_moves`` rows).
         n_moves: number of moves.
-        codes: int64[n] allowed first pushes as ``box square * 4 + direction``.
+        sq_pushes: int64[n] allowed first pushes as square pushes (``box square * 4 +
+            direction``).
 
     Returns:
         Number of moves kept (at the front of ``moves``, in their order).
     """
     kept = 0
     for i in range(n_moves):
-        code = np.int64(moves[i, M_SRC]) * 4 + moves[i, M_FIRST_DIR]
-        for j in range(codes.shape[0]):
-            if codes[j] == code:
+        sq_push = np.int64(moves[i, M_SRC]) * 4 + moves[i, M_FIRST_DIR]
+        for j in range(sq_pushes.shape[0]):
+            if sq_pushes[j] == sq_push:
                 if kept != i:
                     moves[kept, :] = moves[i, :]
                 kept += 1
@@ -765,29 +765,51 @@ P_PUSHABLE = 9  # 1 when the packing-plan advisor may park a box there (see ``pu
 N_PULL_COLS = 10
 
 
+PullTables = namedtuple(
+    "PullTables",
+    [
+        "cells",  # uint8[n_cells] cell flags
+        "dead",  # uint8[n_cells] forward dead squares
+        "offsets",  # int32[4]
+        "floor",  # int32[n_floor] floor squares
+        "near_dist",  # int32[n_cells] walking distance of each square to its nearest target
+        "sink",  # uint8[n_cells] 1 on squares of the sink room (all 0 without a sink)
+        "start_box",  # uint8[n_cells] 1 on squares holding a box in the level's initial position
+    ],
+)
+
+PullScratch = namedtuple(
+    "PullScratch",
+    [  # as the fields of the same names in MoveScratch
+        "stamps",  # uint32[n_cells + 1]
+        "stack",  # int32[n_cells]
+        "dist",  # uint16[4 * n_cells]
+        "parent",  # int32[4 * n_cells]
+        "queue",  # int32[4 * n_cells]
+        "label",  # int32[n_cells]
+        "seen",  # uint32[n_cells + 1]
+        "trail",  # int32[n_cells]
+    ],
+)
+
+
+def new_pull_scratch(cells: np.ndarray) -> PullScratch:
+    """Fresh scratch for ``pull_moves`` on a board with cell flags ``cells``."""
+    n = cells.shape[0]
+    return PullScratch(
+        stamps=new_stamps(cells),
+        stack=np.zeros(n, dtype=np.int32),
+        dist=np.zeros(4 * n, dtype=np.uint16),
+        parent=np.zeros(4 * n, dtype=np.int32),
+        queue=np.zeros(4 * n, dtype=np.int32),
+        label=np.full(n, -1, dtype=np.int32),
+        seen=np.zeros(n + 1, dtype=np.uint32),
+        trail=np.zeros(n, dtype=np.int32),
+    )
+
+
 @njit(cache=True, nogil=True)
-def pull_moves(
-    cells,
-    dead,
-    offsets,
-    floor,
-    near_dist,
-    sink,
-    start_box,
-    box_at,
-    box_pos,
-    on_board,
-    player,
-    stamps,
-    stack,
-    dist,
-    parent,
-    queue,
-    label,
-    seen,
-    trail,
-    moves,
-):
+def pull_moves(tables, sc, box_at, box_pos, on_board, player, moves):
     """Write the macro pull moves of a packing-plan position (FESS paper, Section 6).
 
     Rule 1: when some box can be pulled into the sink room, only such moves are written, one
@@ -795,14 +817,10 @@ def pull_moves(
     any square its pull paths reach, one move per player region around the box.
 
     Args:
-        cells, dead, offsets, floor: the board's arrays (``dead``: forward dead squares).
-        near_dist: int32[n_cells] walking distance of each square to its nearest target.
-        sink: uint8[n_cells] 1 on squares of the sink room (all 0 without a sink).
-        start_box: uint8[n_cells] 1 on squares holding a box in the level's initial position.
+        tables: ``PullTables`` of the level; sc: ``PullScratch``.
         box_at: int16[n_cells] box index per square, -1 for none (restored on return).
         box_pos: int32[n_boxes] box squares; on_board: uint8[n_boxes] 1 for boxes still on it.
         player: player square (int64).
-        stamps, stack, dist, parent, queue, label, seen, trail: scratch as in ``push_moves``.
         moves: int32[cap, N_PULL_COLS] receives the moves (cap >= 4 * n_boxes * n_floor).
 
     Returns:
@@ -812,6 +830,17 @@ def pull_moves(
     ends on a square holding a box in the initial position, or on a square a box can be pushed
     to and stay movable (not a dead square, not frozen off target).
     """
+    cells = tables.cells
+    dead = tables.dead
+    offsets = tables.offsets
+    floor = tables.floor
+    near_dist = tables.near_dist
+    sink = tables.sink
+    start_box = tables.start_box
+    stamps = sc.stamps
+    stack = sc.stack
+    dist = sc.dist
+    label = sc.label
     n_cells = cells.shape[0]
     n_boxes = box_pos.shape[0]
     board_count = 0
@@ -831,7 +860,9 @@ def pull_moves(
             if not on_board[b]:
                 continue
             src = np.int64(box_pos[b])
-            pull_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
+            pull_paths(
+                cells, box_at, offsets, player, src, stamps, stack, dist, sc.parent, sc.queue
+            )
             for i in range(floor.shape[0]):
                 dst = np.int64(floor[i])
                 if dst == src or (phase == 0 and not sink[dst]):
@@ -864,7 +895,7 @@ def pull_moves(
                 box_at[dst] = b
                 pushable = 1 if start_box[dst] else 0
                 if not pushable and not dead[dst]:
-                    if not is_simple_deadlock(cells, dead, box_at, offsets, dst, seen, trail):
+                    if not is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
                         pushable = 1
                 conn = count_regions(cells, box_at, offsets, floor, label, stack)
                 covered = 0
@@ -975,28 +1006,35 @@ ROOM_OPEN = 0  # some box can leave, or all can be packed
 ROOM_UNKNOWN = 2  # the bounded search ran out of budget
 
 
+RoomScratch = namedtuple(
+    "RoomScratch",
+    [  # scratch of room_deadlock, for a search of at most ``budget`` positions
+        "box_at",  # int16[n_cells] the area's boxes, all -1 on entry and on return
+        "nodes",  # int32[budget, max_boxes + 1] box squares and player per position
+        "key",  # uint64[cap] table of positions seen (cap a power of two >= 2 * budget)
+        "player",  # int32[cap] its normalized players, all -1 on entry and on return
+        "pos",  # int32[max_boxes]
+        "pushes",  # int32[4 * max_boxes]
+        "used",  # int64[budget] the table slots filled, to empty the table on return
+    ],
+)
+
+
+def new_room_scratch(n_cells: int, budget: int, max_boxes: int = 10) -> RoomScratch:
+    """Scratch of ``room_deadlock``: searches of ``budget`` positions, ``max_boxes`` boxes."""
+    return RoomScratch(
+        box_at=np.full(n_cells, -1, dtype=BOX_AT_DTYPE),
+        nodes=np.zeros((budget, max_boxes + 1), dtype=np.int32),
+        key=np.zeros(2 * budget, dtype=np.uint64),
+        player=np.full(2 * budget, -1, dtype=np.int32),
+        pos=np.zeros(max_boxes, dtype=np.int32),
+        pushes=np.zeros(4 * max_boxes, dtype=np.int32),
+        used=np.zeros(budget, dtype=np.int64),
+    )
+
+
 @njit(cache=True, nogil=True)
-def room_deadlock(
-    cells,
-    dead,
-    offsets,
-    zobrist,
-    box_at,
-    area,
-    area_squares,
-    player,
-    sub_box_at,
-    sub_nodes,
-    table_key,
-    table_player,
-    sub_pos,
-    sub_pushes,
-    used,
-    stamps,
-    stack,
-    seen,
-    trail,
-):
+def room_deadlock(tables, sc, rs, box_at, area, area_squares, player):
     """Room deadlock detection (FESS paper, appendix), by a bounded push search.
 
     Only the boxes on the room's *area* (the room and the corridor squares next to it) stay on
@@ -1005,21 +1043,31 @@ def room_deadlock(
     boxes removed outside can only have blocked pushes, never enabled one.
 
     Args:
-        cells, dead, offsets, zobrist: the board's arrays.
+        tables: ``MoveTables`` (cells, dead, offsets and zobrist are read).
+        sc: ``MoveScratch`` (stamps, stack, seen and trail are used).
+        rs: ``RoomScratch`` (``new_room_scratch``).
         box_at: int16[n_cells] the full position (unchanged).
         area: uint8[n_cells] 1 on the area's squares; area_squares: int32[n_area] the same.
         player: the player's square (int64).
-        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
-        sub_nodes: int32[budget, max_boxes + 1] scratch: box squares and player per position.
-        table_key: uint64[cap], table_player: int32[cap] scratch (cap a power of two >= 2 *
-            budget); ``table_player`` all -1 on entry and on return.
-        sub_pos: int32[max_boxes], sub_pushes: int32[4 * max_boxes]: scratch.
-        used: int64[budget] scratch (the table slots filled, to empty the table on return).
-        stamps: uint32[n_cells + 1]; stack, trail: int32[n_cells]; seen: uint32[n_cells + 1].
 
     Returns:
         ROOM_DEADLOCK, ROOM_OPEN or ROOM_UNKNOWN.
     """
+    cells = tables.cells
+    dead = tables.dead
+    offsets = tables.offsets
+    zobrist = tables.zobrist
+    stamps = sc.stamps
+    stack = sc.stack
+    seen = sc.seen
+    trail = sc.trail
+    sub_box_at = rs.box_at
+    sub_nodes = rs.nodes
+    table_key = rs.key
+    table_player = rs.player
+    sub_pos = rs.pos
+    sub_pushes = rs.pushes
+    used = rs.used
     max_boxes = sub_nodes.shape[1] - 1
     budget = sub_nodes.shape[0]
     cap_mask = table_key.shape[0] - 1

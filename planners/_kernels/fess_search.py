@@ -131,15 +131,10 @@ FessScratch = namedtuple(
         "picked",  # int64[cap]
         "tiebreak",  # int64[cap]
         "features",  # int64[6] features of the node whose moves are ordered
-        "pi_codes",  # int64[4 * n_boxes] first pushes PI-corral pruning keeps
+        "pi_sq_pushes",  # int64[4 * n_boxes] first square pushes PI-corral pruning keeps
         "proof",  # int32[n_boxes] squares of a pattern to learn
         "sub_box_at",  # int16[n_cells] all -1
-        "room_nodes",  # room_deadlock scratch (see its docstring)
-        "room_key",
-        "room_player",
-        "room_pos",
-        "room_pushes",
-        "room_used",
+        "room",  # RoomScratch of room_deadlock
         "memo_hash",  # uint64[cap] room memo by room_key: the boxes' hash
         "memo_info",  # int64[cap] room * 2^32 + normalized player
         "memo_status",  # int8[cap] the answer, -1 for an empty slot
@@ -178,6 +173,15 @@ FessTree = namedtuple(
         "cell_tab",  # int32[tcap] cell id per slot, -1 empty
         "active",  # int32[cap] the active cells, in the order they became active
         "ctr",  # int64[N_CTR] (C_* slots)
+    ],
+)
+
+DeadlockTables = namedtuple(
+    "DeadlockTables",
+    [  # what the node-level deadlock tests keep between nodes
+        "learned",  # LearnedTables: the patterns learned from room and corral proofs
+        "frozen",  # FrozenTables: the bipartite test with frozen boxes as walls
+        "corral",  # CorralTables of ``soko_gym.engine.corral`` (scratch and memo)
     ],
 )
 
@@ -415,11 +419,7 @@ def _room_test(t, sc, w, learned, player, dst):
     s = _slot(h ^ np.uint64(info * 0x94D049BB133111EB), w.memo_hash.shape[0] - 1)
     if w.memo_status[s] >= 0 and w.memo_hash[s] == h and w.memo_info[s] == info:
         return w.memo_status[s] == ROOM_DEADLOCK
-    status = room_deadlock(
-        mt.cells, mt.dead, mt.offsets, mt.zobrist, w.box_at, t.room_area[room], squares,
-        player, w.sub_box_at, w.room_nodes, w.room_key, w.room_player, w.room_pos,
-        w.room_pushes, w.room_used, sc.stamps, sc.stack, sc.seen, sc.trail,
-    )  # fmt: skip
+    status = room_deadlock(mt, sc, w.room, w.box_at, t.room_area[room], squares, player)
     w.memo_hash[s] = h
     w.memo_info[s] = info
     w.memo_status[s] = status
@@ -434,21 +434,23 @@ def _room_test(t, sc, w, learned, player, dst):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def node_deadlock(t, sc, w, tree, learned, frozen, corral, node, player, dst):
+def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
 
-    ``player``: the player's square; ``dst``: the moved box's square. ``node``: the
-    position's node (-1 for none); the corral scratch is marked as holding its corrals, which
-    its move generation reuses.
+    ``dt``: ``DeadlockTables``. ``player``: the player's square; ``dst``: the moved box's
+    square. ``node``: the position's node (-1 for none); the corral scratch is marked as
+    holding its corrals, which its move generation reuses.
     """
     mt = t.mt
     opts = t.opts
+    learned = dt.learned
+    corral = dt.corral
     if opts[O_RETROGRADE] and retrograde_deadlock(
         mt.cells, mt.dead, mt.offsets, mt.goals, w.box_at, w.box_pos, sc.seen, sc.trail,
         w.sub_box_at,
     ):  # fmt: skip
         return DL_RETROGRADE
-    if opts[O_FROZEN] and frozen_bipartite_deadlock(frozen, w.box_pos):
+    if opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
         return DL_BIPARTITE
     if opts[O_LEARNED] and (
         match_learned(
@@ -474,18 +476,19 @@ def node_deadlock(t, sc, w, tree, learned, frozen, corral, node, player, dst):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def generate_moves(t, sc, w, tree, learned, corral, node):
+def generate_moves(t, sc, w, tree, dt, node):
     """Generate, order and store the moves of ``node`` (loaded); returns their count."""
     player = np.int64(tree.player[node])
-    k = push_moves(t.mt, sc, learned, w.box_at, w.box_pos, player, w.moves)
+    corral = dt.corral
+    k = push_moves(t.mt, sc, dt.learned, w.box_at, w.box_pos, player, w.moves)
     ctr = tree.ctr
     if t.opts[O_PI_CORRALS] and k:
         if ctr[C_LABELLED] != node:
             corral_label(corral, w.box_at, w.box_pos, player)
             ctr[C_LABELLED] = node
-        n = corral_pi_codes(corral, w.box_at, w.box_pos, player, w.pi_codes)
+        n = corral_pi_codes(corral, w.box_at, w.box_pos, player, w.pi_sq_pushes)
         if n >= 0:
-            k = keep_first_pushes(w.moves, k, w.pi_codes[:n])
+            k = keep_first_pushes(w.moves, k, w.pi_sq_pushes[:n])
             ctr[C_PI_CORRAL_NODES] += 1
             if k == 0:
                 sc.kinds[DL_CORRAL] += 1
@@ -530,7 +533,7 @@ def _is_solved(t, w):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
+def _expand(t, sc, w, tree, dt, node, j):
     """Make move ``j`` of ``node`` (loaded); returns S_SOLVED or S_SLICE."""
     ctr = tree.ctr
     ctr[C_EXPANDED] += 1
@@ -585,15 +588,13 @@ def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
     if _is_solved(t, w):
         ctr[C_SOLVED] = child
         return S_SOLVED
-    kind = node_deadlock(
-        t, sc, w, tree, learned, frozen, corral, child, np.int64(row[K_PLAYER]), dst
-    )
+    kind = node_deadlock(t, sc, w, tree, dt, child, np.int64(row[K_PLAYER]), dst)
     if kind >= 0:
         sc.kinds[kind] += 1
         tree.dead[child] = 1
         _close_move(tree, node)
         return S_SLICE
-    if generate_moves(t, sc, w, tree, learned, corral, child) == 0:
+    if generate_moves(t, sc, w, tree, dt, child) == 0:
         _mark_dead(tree, child)
         return S_SLICE
     _push_node(tree, child)
@@ -601,7 +602,7 @@ def _expand(t, sc, w, tree, learned, frozen, corral, node, j):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _start(t, sc, w, tree, learned, corral):
+def _start(t, sc, w, tree, dt):
     """Store the root (node 0, written by the caller), generate its moves, put it in its cell."""
     ctr = tree.ctr
     ctr[C_NODES] = 1
@@ -618,12 +619,12 @@ def _start(t, sc, w, tree, learned, corral):
     for b in range(w.box_pos.shape[0]):  # nothing loaded yet
         w.box_pos[b] = tree.box_pos[0, b]
     _load(tree, w, root)
-    generate_moves(t, sc, w, tree, learned, corral, root)
+    generate_moves(t, sc, w, tree, dt, root)
     _push_node(tree, root)
 
 
 @njit(cache=True, nogil=True)
-def fess_run(t, sc, w, tree, learned, frozen, corral, budget):
+def fess_run(t, sc, w, tree, dt, budget):
     """Run the FESS cycle for at most ``budget`` expansions; returns an S_* status.
 
     The first call starts the search from the root (node 0: its boxes, hash, player, norm and
@@ -632,7 +633,7 @@ def fess_run(t, sc, w, tree, learned, frozen, corral, budget):
     """
     ctr = tree.ctr
     if ctr[C_NODES] == 0:
-        _start(t, sc, w, tree, learned, corral)
+        _start(t, sc, w, tree, dt)
     cap = tree.cell.shape[0]
     max_moves = w.moves.shape[0]
     limit = t.opts[O_NODE_LIMIT]
@@ -665,7 +666,7 @@ def fess_run(t, sc, w, tree, learned, frozen, corral, budget):
         tree.mnext[node] += 1
         _push_node(tree, node)
         _load(tree, w, node)
-        if _expand(t, sc, w, tree, learned, frozen, corral, node, j) == S_SOLVED:
+        if _expand(t, sc, w, tree, dt, node, j) == S_SOLVED:
             return S_SOLVED
         if tree.dead[0]:
             return S_UNSOLVABLE

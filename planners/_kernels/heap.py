@@ -5,7 +5,24 @@ The driver grows the arrays when ``size`` reaches their capacity.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
+
+# A heap's arrays as one kernel argument (its size lives in the caller's counters).
+Heap = namedtuple(
+    "Heap",
+    [
+        "keys",  # int64[cap] priorities, smallest first
+        "nodes",  # int32[cap] node index per key
+    ],
+)
+
+
+def new_heap(capacity: int) -> Heap:
+    """Heap arrays of ``capacity`` entries (contents undefined until pushed)."""
+    return Heap(np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int32))
 
 
 @njit(cache=True, nogil=True)

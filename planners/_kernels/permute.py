@@ -18,8 +18,8 @@ from soko_gym.engine.reach import reach_player
 
 
 @njit(cache=True, nogil=True)
-def trace_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamps, queue, dist):
-    """Replay ``codes`` and record which box each push moves, its cost and every position.
+def trace_pushes(cells, offsets, start_boxes, start_player, sq_pushes, scratch):
+    """Replay ``sq_pushes`` and record which box each push moves, its cost and every position.
 
     Args:
         cells: uint8[n_cells] cell flags of ``level.board``.
@@ -27,10 +27,9 @@ def trace_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamp
         start_boxes: int32[n_boxes] box squares at the start; box b is the box on
             ``start_boxes[b]``, and keeps its index while it is pushed around.
         start_player: player square at the start.
-        codes: int32[k] pushes as ``square * 4 + direction`` (the box's square before the push).
-        box_at: int16[n_cells] scratch (all -1 on entry and on return).
-        stamps: uint32[n_cells + 1] stamp buffer with walls pre-stamped (``reach.new_stamps``).
-        queue: int32[n_cells] scratch; dist: int32[n_cells] scratch.
+        sq_pushes: int32[k] square pushes, ``square * 4 + direction`` (the box's square before
+            the push).
+        scratch: ``replay.WalkScratch`` (its ``box_at`` all -1 on entry and on return).
 
     Returns:
         (box_of int32[k]: index of the box that push i moves; cost int64[k]: moves of push i,
@@ -39,8 +38,9 @@ def trace_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamp
         row k after the last push; index of the first illegal push or -1). Rows from an illegal
         push on are left unset.
     """
+    box_at = scratch.box_at
     n = start_boxes.shape[0]
-    k = codes.shape[0]
+    k = sq_pushes.shape[0]
     box_of = np.full(k, -1, dtype=np.int32)
     cost = np.zeros(k, dtype=np.int64)
     boxes = np.empty((k + 1, n), dtype=np.int32)
@@ -54,15 +54,17 @@ def trace_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamp
     for i in range(k):
         boxes[i] = pos
         players[i] = player
-        sq = np.int64(codes[i] >> 2)
-        d = codes[i] & 3
+        sq = np.int64(sq_pushes[i] >> 2)
+        d = sq_pushes[i] & 3
         dest = sq + offsets[d]
         stand = sq - offsets[d]
         b = box_at[sq]
         if b < 0 or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
             bad = i
             break
-        walk = _walk_length(box_at, offsets, player, stand, stamps, queue, dist)
+        walk = _walk_length(
+            box_at, offsets, player, stand, scratch.stamps, scratch.queue, scratch.dist
+        )
         if walk < 0:
             bad = i
             break
@@ -81,24 +83,23 @@ def trace_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamp
 
 
 @njit(cache=True, nogil=True)
-def window_moves(cells, offsets, boxes, player, codes, lo, hi, box_at, stamps, queue, dist):
-    """Moves of ``codes[lo:hi]`` played from the position before push ``lo``.
+def window_moves(cells, offsets, boxes, player, sq_pushes, lo, hi, scratch):
+    """Moves of ``sq_pushes[lo:hi]`` played from the position before push ``lo``.
 
     Args:
         cells: uint8[n_cells] cell flags of ``level.board``.
         offsets: int32[4] flat index step per direction.
         boxes: int32[n_boxes] box squares before push ``lo``.
         player: player square before push ``lo``.
-        codes: int32[k] pushes as ``square * 4 + direction``.
-        lo, hi: the pushes to play, ``codes[lo:hi]``.
-        box_at: int16[n_cells] scratch (all -1 on entry and on return).
-        stamps: uint32[n_cells + 1] stamp buffer with walls pre-stamped.
-        queue: int32[n_cells] scratch; dist: int32[n_cells] scratch.
+        sq_pushes: int32[k] square pushes, ``square * 4 + direction``.
+        lo, hi: the pushes to play, ``sq_pushes[lo:hi]``.
+        scratch: ``replay.WalkScratch`` (its ``box_at`` all -1 on entry and on return).
 
     Returns:
         (moves: shortest walks plus pushes up to the first illegal push, index of the first
         illegal push or -1).
     """
+    box_at = scratch.box_at
     n = boxes.shape[0]
     pos = boxes.copy()
     for b in range(n):
@@ -107,15 +108,17 @@ def window_moves(cells, offsets, boxes, player, codes, lo, hi, box_at, stamps, q
     moves = np.int64(0)
     bad = -1
     for i in range(lo, hi):
-        sq = np.int64(codes[i] >> 2)
-        d = codes[i] & 3
+        sq = np.int64(sq_pushes[i] >> 2)
+        d = sq_pushes[i] & 3
         dest = sq + offsets[d]
         stand = sq - offsets[d]
         b = box_at[sq]
         if b < 0 or not (cells[dest] & FLOOR) or box_at[dest] >= 0:
             bad = i
             break
-        walk = _walk_length(box_at, offsets, where, stand, stamps, queue, dist)
+        walk = _walk_length(
+            box_at, offsets, where, stand, scratch.stamps, scratch.queue, scratch.dist
+        )
         if walk < 0:
             bad = i
             break

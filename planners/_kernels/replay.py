@@ -2,14 +2,39 @@
 
 Optimizers rearrange pushes and need the cost of each candidate fast; a push sequence's fewest
 moves is its pushes plus the shortest walk before each push, which is what this replay adds up.
+Pushes are *square pushes*, ``square * 4 + direction`` with the box's square before the push.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
 
-from soko_gym.engine.constants import FLOOR, GOAL
-from soko_gym.engine.reach import next_mark
+from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, GOAL, SQUARE_DTYPE
+from soko_gym.engine.reach import new_stamps, next_mark
+
+WalkScratch = namedtuple(
+    "WalkScratch",
+    [
+        "box_at",  # int16[n_cells] all -1 on entry and on return (the replay's boxes)
+        "stamps",  # uint32[n_cells + 1] stamp buffer, walls pre-stamped (``reach.new_stamps``)
+        "queue",  # int32[n_cells]
+        "dist",  # int32[n_cells]
+    ],
+)
+
+
+def new_walk_scratch(cells: np.ndarray) -> WalkScratch:
+    """Scratch of the replay kernels on a board with cell flags ``cells``."""
+    n = cells.shape[0]
+    return WalkScratch(
+        box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
+        stamps=new_stamps(cells),
+        queue=np.empty(n, dtype=SQUARE_DTYPE),
+        dist=np.empty(n, dtype=SQUARE_DTYPE),
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -39,18 +64,18 @@ def _walk_length(box_at, offsets, start, target, stamps, queue, dist):
 
 
 @njit(cache=True, nogil=True)
-def replay_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stamps, queue, dist):
-    """Replay ``codes`` from the start and total the moves of shortest walks plus pushes.
+def replay_pushes(
+    cells, offsets, start_boxes, start_player, sq_pushes, box_at, stamps, queue, dist
+):
+    """Replay ``sq_pushes`` from the start and total the moves of shortest walks plus pushes.
 
     Args:
         cells: uint8[n_cells] cell flags of ``level.board``.
         offsets: int32[4] flat index step per direction.
         start_boxes: int32[n_boxes] box squares at the start.
         start_player: player square at the start.
-        codes: int32[k] pushes as ``square * 4 + direction`` (the box's square before the push).
-        box_at: int16[n_cells] scratch (all -1 on entry and on return).
-        stamps: uint32[n_cells + 1] stamp buffer with walls pre-stamped (``reach.new_stamps``).
-        queue: int32[n_cells] scratch; dist: int32[n_cells] scratch.
+        sq_pushes: int32[k] square pushes (module docstring).
+        box_at, stamps, queue, dist: scratch as the fields of ``WalkScratch``.
 
     Returns:
         (moves, index of the first illegal push or -1, 1 if every box ends on a goal else 0).
@@ -60,9 +85,9 @@ def replay_pushes(cells, offsets, start_boxes, start_player, codes, box_at, stam
     player = start_player
     moves = 0
     bad = -1
-    for i in range(codes.shape[0]):
-        sq = codes[i] >> 2
-        d = codes[i] & 3
+    for i in range(sq_pushes.shape[0]):
+        sq = sq_pushes[i] >> 2
+        d = sq_pushes[i] & 3
         dest = sq + offsets[d]
         stand = sq - offsets[d]
         if box_at[sq] < 0 or not (cells[dest] & FLOOR) or box_at[dest] >= 0:

@@ -7,17 +7,30 @@ same 64-bit hash are taken as equal (a collision is about 2^-64 per pair of posi
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 EMPTY = -1
 
+# A table as one kernel argument; ``*table`` still unpacks to the three arrays the functions
+# below take.
+Table = namedtuple(
+    "Table",
+    [
+        "hashes",  # uint64[cap] key hashes
+        "players",  # int32[cap] key players, EMPTY for a free slot
+        "values",  # int32[cap] node indices (or depths, pushes: whatever the search stores)
+    ],
+)
 
-def new_table(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hashes uint64[cap], players int32[cap] = EMPTY, values int32[cap]); cap a power of 2."""
+
+def new_table(capacity: int) -> Table:
+    """An empty table of ``capacity`` slots, a power of two >= 2."""
     if capacity < 2 or capacity & (capacity - 1):
         raise ValueError(f"capacity must be a power of two >= 2, got {capacity}")
-    return (
+    return Table(
         np.zeros(capacity, dtype=np.uint64),
         np.full(capacity, EMPTY, dtype=np.int32),
         np.zeros(capacity, dtype=np.int32),

@@ -6,14 +6,18 @@ lexicographically (``configs``: int32[n_configs, n_boxes]) and search only posit
 configuration is in the set, found by binary search. A *state* is a configuration index and a
 player square, numbered ``config * n_floor + floor_index[player]``; the visited sets are bit
 vectors over state numbers (uint8[ceil(n_configs * n_floor / 8)]). A *push node* records one
-push of the search (its code ``square * 4 + direction``, the box's square before the push) and
-the push node before it, so a solution is read back by following parents from the last push.
+push of the search as a *square push* (``square * 4 + direction``, the box's square before the
+push) and the push node before it, so a solution is read back by following parents from the
+last push.
 
 Search kernels run for a bounded number of expansions and return a status; their Python driver
-checks the clock, grows full arrays and calls again, with every counter in an int64 array.
+checks the clock, grows full arrays (replacing them in their bundle) and calls again, with
+every counter in an int64 array.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -50,6 +54,73 @@ P_FOUND = 4  # node of the found path's last push, when FOUND
 P_REBUILD = 5  # 1 when the layer table must be rebuilt (after the driver resized it)
 P_EXPANDED = 6  # expansions so far
 P_IN_TABLE = 7  # entries in the layer table
+
+SetBoard = namedtuple(
+    "SetBoard",
+    [
+        "cells",  # uint8[n_cells] cell flags
+        "offsets",  # int32[4] flat index step per direction
+        "floor",  # int32[n_floor] floor squares
+        "floor_index",  # int32[n_cells] position of a square in ``floor``, -1 off the floor
+    ],
+)
+
+StepQueue = namedtuple(
+    "StepQueue",
+    [  # search_moves' visited set and breadth-first queue (a ring: entry e at e % capacity)
+        "visited",  # uint8[ceil(n_configs * n_floor / 8)] visited states, one bit each
+        "state",  # int64[capacity] queued states
+        "node",  # int32[capacity] push node of each entry's last push (-1: none yet)
+        "pushes",  # int32[capacity] pushes of each entry
+    ],
+)
+
+PushNodes = namedtuple(
+    "PushNodes",
+    [  # search_moves' push nodes
+        "sq_push",  # int32[node_capacity] square push of each push node
+        "parent",  # int32[node_capacity] previous push node (-1: the first push)
+    ],
+)
+
+StepScratch = namedtuple(
+    "StepScratch",
+    [
+        "occupied",  # uint8[n_cells] all 0 on entry and on return
+        "row",  # int32[n_boxes]
+    ],
+)
+
+LayerNodes = namedtuple(
+    "LayerNodes",
+    [  # search_pushes' nodes, stored layer by layer (one layer per push)
+        "state",  # int64[node_capacity] state of each node
+        "moves",  # int32[node_capacity] fewest moves to the node
+        "parent",  # int32[node_capacity] parent node (-1: the start)
+        "sq_push",  # int32[node_capacity] square push leading to the node
+        "region",  # int64[node_capacity] region state recorded at expansion (-1: skipped)
+    ],
+)
+
+LayerSets = namedtuple(
+    "LayerSets",
+    [
+        "seen",  # uint8[ceil(n_configs * n_floor / 8)] states stored as nodes, one bit each
+        "regions",  # uint8[same] (configuration, normalized player) expanded in an earlier layer
+        "table",  # int32[power of two] open addressing: state -> node of the next layer, -1
+    ],
+)
+
+LayerScratch = namedtuple(
+    "LayerScratch",
+    [
+        "box_at",  # int16[n_cells] all -1 on entry and on return
+        "stamps",  # uint32[n_cells + 1] stamp buffer (``reach.new_stamps``)
+        "queue",  # int32[n_cells]
+        "dist",  # int32[n_cells]
+        "row",  # int32[n_boxes]
+    ],
+)
 
 
 @njit(cache=True, nogil=True)
@@ -256,23 +327,7 @@ def _set_bit(bits, s):
 
 @njit(cache=True, nogil=True)
 def search_moves(
-    cells,
-    offsets,
-    floor,
-    floor_index,
-    configs,
-    target_config,
-    target_square,
-    visited,
-    queue_state,
-    queue_node,
-    queue_pushes,
-    node_code,
-    node_parent,
-    counters,
-    occupied,
-    row,
-    max_expansions,
+    board, configs, target_config, target_square, queue, nodes, counters, scratch, max_expansions
 ):
     """Breadth-first search over player steps (a push is a step) inside a configuration set.
 
@@ -282,26 +337,31 @@ def search_moves(
     start (node -1, pushes 0), marks it visited and sets M_TAIL = M_LAYER_END = 1.
 
     Args:
-        cells: uint8[n_cells] cell flags.
-        offsets: int32[4] flat index step per direction.
-        floor: int32[n_floor] floor squares; floor_index: int32[n_cells] their positions, -1.
+        board: ``SetBoard`` of the level.
         configs: int32[n_configs, n_boxes] the configuration set (see module docstring).
         target_config: configuration index to reach.
         target_square: player square to reach with it (-1: any).
-        visited: uint8[ceil(n_configs * n_floor / 8)] visited states, one bit each.
-        queue_state: int64[capacity] ring of queued states (entry e at e % capacity).
-        queue_node: int32[capacity] push node of each entry's last push (-1: none yet).
-        queue_pushes: int32[capacity] pushes of each entry.
-        node_code: int32[node_capacity] push code of each push node.
-        node_parent: int32[node_capacity] previous push node (-1: the first push).
+        queue: ``StepQueue``, the visited states and the queue.
+        nodes: ``PushNodes``, the push nodes (node_capacity rows).
         counters: int64[N_COUNTERS] the M_* slots, updated.
-        occupied: uint8[n_cells] scratch, all 0 on entry and on return.
-        row: int32[n_boxes] scratch.
+        scratch: ``StepScratch``.
         max_expansions: entries to expand before returning RUNNING.
 
     Returns:
         Status: RUNNING, FOUND, EXHAUSTED, GROW_QUEUE or GROW_NODES.
     """
+    cells = board.cells
+    offsets = board.offsets
+    floor = board.floor
+    floor_index = board.floor_index
+    visited = queue.visited
+    queue_state = queue.state
+    queue_node = queue.node
+    queue_pushes = queue.pushes
+    node_sq_push = nodes.sq_push
+    node_parent = nodes.parent
+    occupied = scratch.occupied
+    row = scratch.row
     n_floor = floor.shape[0]
     cap = queue_state.shape[0]
     n_boxes = configs.shape[1]
@@ -386,12 +446,12 @@ def search_moves(
                     status = GROW_QUEUE
                     blocked = True
                     break
-                if n_nodes >= node_code.shape[0]:
+                if n_nodes >= node_sq_push.shape[0]:
                     status = GROW_NODES
                     blocked = True
                     break
                 _set_bit(visited, child)
-                node_code[n_nodes] = nb * 4 + d
+                node_sq_push[n_nodes] = nb * 4 + d
                 node_parent[n_nodes] = node
                 t = tail % cap
                 queue_state[t] = child
@@ -435,28 +495,7 @@ def _table_slot(table, node_state, state):
 
 @njit(cache=True, nogil=True)
 def search_pushes(
-    cells,
-    offsets,
-    floor,
-    floor_index,
-    configs,
-    target_config,
-    target_square,
-    seen,
-    regions,
-    node_state,
-    node_moves,
-    node_parent,
-    node_code,
-    node_region,
-    table,
-    counters,
-    box_at,
-    stamps,
-    queue,
-    dist,
-    row,
-    max_expansions,
+    board, configs, target_config, target_square, nodes, sets, counters, scratch, max_expansions
 ):
     """Breadth-first search over pushes inside a configuration set: fewest pushes, then moves.
 
@@ -469,29 +508,36 @@ def search_pushes(
     The driver stores the start as node 0 (parent -1, moves 0) and sets P_LAYER_END = P_NODES = 1.
 
     Args:
-        cells: uint8[n_cells] cell flags.
-        offsets: int32[4] flat index step per direction.
-        floor: int32[n_floor] floor squares; floor_index: int32[n_cells] their positions, -1.
+        board: ``SetBoard`` of the level.
         configs: int32[n_configs, n_boxes] the configuration set (see module docstring).
         target_config: configuration index to reach.
         target_square: square the player must walk to at the end (-1: none).
-        seen: uint8[ceil(n_configs * n_floor / 8)] states stored as nodes, one bit each.
-        regions: uint8[same] (configuration, normalized player) expanded in an earlier layer.
-        node_state: int64[node_capacity] state of each node.
-        node_moves: int32[node_capacity] fewest moves to the node.
-        node_parent: int32[node_capacity] parent node (-1: the start).
-        node_code: int32[node_capacity] push code leading to the node.
-        node_region: int64[node_capacity] region state recorded at expansion (-1: skipped).
-        table: int32[power of two] open-addressing map state -> node of the next layer, -1 empty.
+        nodes: ``LayerNodes`` (node_capacity rows).
+        sets: ``LayerSets``, the stored and expanded states and the next layer's table.
         counters: int64[N_COUNTERS] the P_* slots, updated.
-        box_at: int16[n_cells] scratch, all -1 on entry and on return.
-        stamps: uint32[n_cells + 1] stamp buffer; queue, dist: int32[n_cells] scratch.
-        row: int32[n_boxes] scratch.
+        scratch: ``LayerScratch``.
         max_expansions: nodes to expand before returning RUNNING.
 
     Returns:
         Status: RUNNING, FOUND, EXHAUSTED, GROW_QUEUE (table half full) or GROW_NODES.
     """
+    cells = board.cells
+    offsets = board.offsets
+    floor = board.floor
+    floor_index = board.floor_index
+    seen = sets.seen
+    regions = sets.regions
+    table = sets.table
+    node_state = nodes.state
+    node_moves = nodes.moves
+    node_parent = nodes.parent
+    node_sq_push = nodes.sq_push
+    node_region = nodes.region
+    box_at = scratch.box_at
+    stamps = scratch.stamps
+    queue = scratch.queue
+    dist = scratch.dist
+    row = scratch.row
     n_floor = floor.shape[0]
     n_boxes = configs.shape[1]
     nxt = counters[P_NEXT]
@@ -576,7 +622,7 @@ def search_pushes(
                         if k >= 0 and cand < node_moves[k]:
                             node_moves[k] = cand
                             node_parent[k] = nxt
-                            node_code[k] = bsq * 4 + d
+                            node_sq_push[k] = bsq * 4 + d
                         continue
                     if n_nodes >= node_state.shape[0]:
                         status = GROW_NODES
@@ -590,7 +636,7 @@ def search_pushes(
                     node_state[n_nodes] = child
                     node_moves[n_nodes] = cand
                     node_parent[n_nodes] = nxt
-                    node_code[n_nodes] = bsq * 4 + d
+                    node_sq_push[n_nodes] = bsq * 4 + d
                     node_region[n_nodes] = -1
                     table[_table_slot(table, node_state, child)] = n_nodes
                     counters[P_IN_TABLE] += 1

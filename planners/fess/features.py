@@ -49,10 +49,11 @@ from planners._kernels.fess import (
     count_packed,
     count_regions,
     fill_hotspot_table,
+    new_hotspot_scratch,
 )
 from planners.fess.rooms import Rooms, analyze_rooms
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.constants import SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
 
 
@@ -69,24 +70,10 @@ def hotspot_table(board: Board) -> np.ndarray:
         uint8[n_floor, n_floor]: ``[x, y]`` is 1 when a box on ``board.floor[y]`` is a hotspot
         for a box on ``board.floor[x]``.
     """
-    n_cells = board.n_cells
     n_floor = board.floor.shape[0]
-    n_goals = board.goals.shape[0]
     hot = np.zeros((n_floor, n_floor), dtype=np.uint8)
-    fill_hotspot_table(
-        board.cells,
-        board.offsets,
-        board.floor,
-        board.goals,
-        np.full(n_cells, -1, dtype=BOX_AT_DTYPE),
-        new_stamps(board.cells),
-        np.zeros(n_cells, dtype=SQUARE_DTYPE),
-        np.zeros(4 * n_cells, dtype=np.uint8),
-        np.zeros(4 * n_cells, dtype=SQUARE_DTYPE),
-        np.zeros((n_goals, n_floor), dtype=np.uint8),
-        np.zeros((n_goals, n_floor), dtype=np.uint8),
-        hot,
-    )
+    sc = new_hotspot_scratch(board.cells, board.goals.shape[0], n_floor)
+    fill_hotspot_table(board.cells, board.offsets, board.floor, board.goals, sc, hot)
     return hot
 
 

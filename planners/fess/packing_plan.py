@@ -51,6 +51,8 @@ from planners._kernels.fess_moves import (
     P_PUSHABLE,
     P_SCORE,
     P_SRC,
+    PullTables,
+    new_pull_scratch,
     pull_moves,
 )
 from planners.fess.rooms import Rooms, analyze_rooms
@@ -298,19 +300,13 @@ class _PullSearch:
     def __init__(self, board: Board, near: np.ndarray, sink: np.ndarray, start_box: np.ndarray):
         self.board = board
         self.near = near
-        self.sink = sink
-        self.start_box = start_box
+        self.tables = PullTables(
+            board.cells, board.dead, board.offsets, board.floor, near, sink, start_box
+        )
         n = board.n_cells
         nb = board.n_boxes
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self.stamps = new_stamps(board.cells)
-        self.stack = np.zeros(n, dtype=SQUARE_DTYPE)
-        self.dist = np.zeros(4 * n, dtype=np.uint16)
-        self.parent = np.zeros(4 * n, dtype=SQUARE_DTYPE)
-        self.queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
-        self.label = np.full(n, -1, dtype=SQUARE_DTYPE)
-        self.seen = np.zeros(n + 1, dtype=np.uint32)
-        self.trail = np.zeros(n, dtype=SQUARE_DTYPE)
+        self.scratch = new_pull_scratch(board.cells)
         self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
         self.n_nodes = 0
 
@@ -321,17 +317,16 @@ class _PullSearch:
 
     def _conn(self) -> int:
         b = self.board
-        return int(count_regions(b.cells, self.box_at, b.offsets, b.floor, self.label, self.stack))
+        sc = self.scratch
+        return int(count_regions(b.cells, self.box_at, b.offsets, b.floor, sc.label, sc.stack))
 
     def _expand_moves(self, node: _PullNode) -> None:
         b = self.board
         self._load(node)
         conn = self._conn()
         k = pull_moves(
-            b.cells, b.dead, b.offsets, b.floor, self.near, self.sink, self.start_box,
-            self.box_at, node.box_pos, node.on_board, int(node.player), self.stamps,
-            self.stack, self.dist, self.parent, self.queue, self.label, self.seen, self.trail,
-            self.out,
+            self.tables, self.scratch, self.box_at, node.box_pos, node.on_board,
+            int(node.player), self.out,
         )  # fmt: skip
         moves = self.out[:k].copy()
         weights = np.full(k, OTHER_WEIGHT, dtype=np.int64)
@@ -362,7 +357,7 @@ class _PullSearch:
         box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         box_at[goals] = np.arange(nb)
         label = np.full(n, -1, dtype=SQUARE_DTYPE)
-        count_regions(b.cells, box_at, b.offsets, b.floor, label, self.stack)
+        count_regions(b.cells, box_at, b.offsets, b.floor, label, self.scratch.stack)
         roots = []
         seen_regions = set()
         for sq in b.floor.tolist():
@@ -401,7 +396,8 @@ class _PullSearch:
 
         for player in roots:
             self.box_at[:] = box_at
-            _, norm = reach_player(self.box_at, b.offsets, player, self.stamps, self.stack)
+            sc = self.scratch
+            _, norm = reach_player(self.box_at, b.offsets, player, sc.stamps, sc.stack)
             table.add((box_pos.tobytes(), on_board.tobytes(), int(norm)))
             add(_PullNode(box_pos, on_board, player, None, None, 0, root_key))
         i = 0

@@ -58,6 +58,7 @@ from planners._kernels.fess_moves import (
     MoveTables,
     goal_bit_table,
     new_move_scratch,
+    new_room_scratch,
     room_border_table,
 )
 from planners._kernels.fess_order import OrderTables
@@ -87,6 +88,7 @@ from planners._kernels.fess_search import (
     S_NODE_LIMIT,
     S_SLICE,
     S_SOLVED,
+    DeadlockTables,
     FessScratch,
     FessTables,
     FessTree,
@@ -388,15 +390,10 @@ class _FessRun:
             picked=np.zeros(cap, dtype=np.int64),
             tiebreak=np.zeros(cap, dtype=np.int64),
             features=np.zeros(6, dtype=np.int64),
-            pi_codes=np.zeros(4 * max(1, nb), dtype=np.int64),
+            pi_sq_pushes=np.zeros(4 * max(1, nb), dtype=np.int64),
             proof=np.zeros(max(1, nb), dtype=SQUARE_DTYPE),
             sub_box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
-            room_nodes=np.zeros((budget, 11), dtype=SQUARE_DTYPE),
-            room_key=np.zeros(2 * budget, dtype=HASH_DTYPE),
-            room_player=np.full(2 * budget, -1, dtype=SQUARE_DTYPE),
-            room_pos=np.zeros(10, dtype=SQUARE_DTYPE),
-            room_pushes=np.zeros(40, dtype=SQUARE_DTYPE),
-            room_used=np.zeros(budget, dtype=np.int64),
+            room=new_room_scratch(n, budget),
             memo_hash=np.zeros(_MEMO_SIZE, dtype=HASH_DTYPE),
             memo_info=np.zeros(_MEMO_SIZE, dtype=np.int64),
             memo_status=np.full(_MEMO_SIZE, -1, dtype=np.int8),
@@ -409,6 +406,7 @@ class _FessRun:
         self._learned_tables = (
             self.learned.tables if self.learned is not None else new_learned_tables(n, 1, 1)
         )
+        self.deadlock_tables = DeadlockTables(self._learned_tables, self.frozen, self.corrals)
         self.tree = _new_tree(nb, _FIRST_NODES, max(_FIRST_MOVES, 2 * cap))
 
     def _room_areas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -444,8 +442,8 @@ class _FessRun:
         """The node-level deadlock tests on a position (``_load``-ed); the DL_* kind or -1."""
         return int(
             node_deadlock(
-                self.tables, self.scratch, self.work, self.tree, self._learned_tables,
-                self.frozen, self.corrals, -1, int(player), int(dst),
+                self.tables, self.scratch, self.work, self.tree, self.deadlock_tables, -1,
+                int(player), int(dst),
             )
         )  # fmt: skip
 
@@ -458,9 +456,7 @@ class _FessRun:
         tree.player[0] = int(player)
         tree.feat[0] = f
         tree.ctr[C_LABELLED] = -1
-        k = generate_moves(
-            self.tables, self.scratch, self.work, tree, self._learned_tables, self.corrals, 0
-        )
+        k = generate_moves(self.tables, self.scratch, self.work, tree, self.deadlock_tables, 0)
         return NodeMoves(
             features=Features(*(int(x) for x in f)),
             box_pos=box_pos,
@@ -532,9 +528,8 @@ class _FessRun:
                 return self._finish("memory_limit", t0, None)
             t1 = time.perf_counter()
             status = fess_run(
-                self.tables, self.scratch, self.work, self.tree, self._learned_tables,
-                self.frozen, self.corrals, budget,
-            )  # fmt: skip
+                self.tables, self.scratch, self.work, self.tree, self.deadlock_tables, budget
+            )
             spent = time.perf_counter() - t1
             if status == S_SLICE:  # about 10 ms a slice: deadlines are kept to that
                 budget = max(1, min(4 * budget, int(budget * 0.01 / max(spent, 1e-5))))

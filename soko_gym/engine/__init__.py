@@ -157,24 +157,30 @@ def _warm_steps(board: Board) -> None:
         queue,
         plan,
     )
-    step.macro_step(
-        cells,
-        box_at,
-        box_pos,
-        board.offsets,
-        obs,
-        player,
-        box + 2,
-        box + 3,
-        stamps,
-        stack,
-        dist,
-        parent,
-        queue,
-        plan,
-        parent8,
-        walk,
-    )
     deadlock.is_simple_deadlock(
         cells, board.dead, box_at, board.offsets, int(box_pos[0]), seen, trail
     )
+    _warm_env_kernels(board)
+
+
+def _warm_env_kernels(board: Board) -> None:
+    """Compile ``env_reset`` and ``env_step`` with the bundles the envs build, every kind."""
+    from soko_gym.engine import actions, step
+    from soko_gym.engine.constants import N_PLANES, SQUARE_DTYPE
+
+    n = board.n_cells
+    tables = step.env_tables(
+        board.cells[None].copy(),
+        board.dead[None].copy(),
+        board.start_boxes[None].astype(SQUARE_DTYPE),
+        np.array([board.n_boxes], dtype=np.int64),
+        np.array([board.start_player], dtype=np.int64),
+        board.offsets,
+    )
+    for kind in (actions.KIND_MOVE, actions.KIND_PUSH, actions.KIND_MACRO):
+        opts = step.new_env_options(kind, np.zeros(4), 0, True, kind == actions.KIND_MOVE)
+        size = actions.n_actions(kind, n, opts.noop_action)
+        state = step.new_env_state(1, n, int(board.n_boxes), N_PLANES, size)
+        scratch = step.new_env_scratch(1, n, kind, record_lurd=True)
+        step.env_reset(opts, tables, state, scratch, 0, 0)
+        step.env_step(opts, tables, state, scratch, 0, int(np.flatnonzero(state.masks[0])[0]))

@@ -293,59 +293,30 @@ def _sub_slot(sub_hash, sub_player, h, p):
 
 
 @njit(cache=True, nogil=True)
-def corral_deadlock(
-    cells,
-    dead,
-    offsets,
-    zobrist,
-    box_at,
-    region,
-    barrier,
-    info,
-    k,
-    player,
-    budget,
-    sub_box_at,
-    sub_nodes,
-    sub_hash,
-    sub_player,
-    sub_pos,
-    sub_pushes,
-    stamps,
-    stack,
-    seen,
-    trail,
-):
+def corral_deadlock(ct, box_at, k, player):
     """Decide by a bounded push search whether corral ``k`` makes the position a deadlock.
 
     Only the corral's boxes (barrier and interior) stay on the board; see the module
-    docstring for why exhausting this search proves a deadlock.
+    docstring for why exhausting this search proves a deadlock. The search stores at most
+    ``ct.params[PARAM_BUDGET]`` positions (and at most ``ct.sub_nodes.shape[0]``).
 
     Args:
-        cells: uint8[n_cells] cell flags.
-        dead: uint8[n_cells] nonzero on simple dead squares.
-        offsets: int32[4] flat index step per direction.
-        zobrist: uint64[n_cells] Zobrist key per square.
+        ct: ``CorralTables`` of the board, labelled by ``label_corrals`` for this position
+            (``region``, ``barrier``, ``info``); ``sub_box_at`` and ``sub_player`` all -1 on
+            entry and on return; the latest fill of ``stamps`` is overwritten.
         box_at: int16[n_cells] box index per square of the full position, -1 for none.
-        region: int32[n_cells] corral squares from ``label_corrals``.
-        barrier: int32[4 * n_boxes] barrier squares from ``label_corrals``.
-        info: int32[4 * n_boxes, N_INFO] corral table from ``label_corrals``.
-        k: corral index (row of ``info``).
+        k: corral index (row of ``ct.info``).
         player: the player's square in the position.
-        budget: most positions to store (at most ``sub_nodes.shape[0]``).
-        sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
-        sub_nodes: int32[cap, max_boxes + 2] scratch: per stored position its box squares,
-            its player square (column ``max_boxes``) and its table slot (last column).
-        sub_hash: uint64[table cap] scratch keys, table cap a power of two >= 2 * cap.
-        sub_player: int32[table cap] scratch, all -1 on entry and on return.
-        sub_pos: int32[max_boxes] scratch box squares; sub_pushes: int32[4 * max_boxes].
-        stamps: uint32[n_cells + 1] stamp buffer (its latest fill is overwritten).
-        stack: int32[n_cells] scratch.
-        seen: uint32[n_cells + 1], trail: int32[n_cells]: ``is_simple_deadlock`` scratch.
 
     Returns:
         CORRAL_DEADLOCK, CORRAL_OPEN or CORRAL_UNKNOWN.
     """
+    cells, dead, offsets, zobrist = ct.cells, ct.dead, ct.offsets, ct.zobrist
+    region, barrier, info = ct.region, ct.barrier, ct.info
+    sub_box_at, sub_nodes, sub_hash = ct.sub_box_at, ct.sub_nodes, ct.sub_hash
+    sub_player, sub_pos, sub_pushes = ct.sub_player, ct.sub_pos, ct.sub_pushes
+    stamps, stack, seen, trail = ct.stamps, ct.stack, ct.seen, ct.trail
+    budget = ct.params[PARAM_BUDGET]
     max_boxes = sub_nodes.shape[1] - 2
     col_player = max_boxes
     col_slot = max_boxes + 1
@@ -439,15 +410,16 @@ def corral_deadlock(
 
 
 @njit(cache=True, nogil=True)
-def corral_key(
-    offsets, zobrist, box_at, region, barrier, info, k, player, sub_box_at, stamps, stack
-):
+def corral_key(ct, box_at, k, player):
     """The sub-problem ``corral_deadlock`` solves for corral ``k``, as a key.
 
     Returns (Zobrist hash of the corral's boxes, Zobrist hash of its squares K, the player's
     normalized square with only the corral's boxes on the board): two positions with equal
-    keys pose the same bounded search, so its answer can be reused.
+    keys pose the same bounded search, so its answer can be reused. Arguments as in
+    ``corral_deadlock``.
     """
+    offsets, zobrist, region, barrier, info = ct.offsets, ct.zobrist, ct.region, ct.barrier, ct.info
+    sub_box_at, stamps, stack = ct.sub_box_at, ct.stamps, ct.stack
     h_boxes = np.uint64(0)
     h_region = np.uint64(0)
     bstart = info[k, INFO_BARRIER_START]
@@ -672,7 +644,6 @@ def corral_status(ct, box_at, box_pos, player):
         search was cut short, else CORRAL_OPEN.
     """
     player = np.int64(player)
-    budget = ct.params[PARAM_BUDGET]
     mask = ct.params[PARAM_MEMO] - 1
     ct.out[OUT_PROOF_LEN] = 0
     result = CORRAL_OPEN
@@ -684,10 +655,7 @@ def corral_status(ct, box_at, box_pos, player):
         h_region = np.uint64(0)
         norm = np.int64(-1)
         if mask >= 0:
-            h_boxes, h_region, norm = corral_key(
-                ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info, k, player,
-                ct.sub_box_at, ct.stamps, ct.stack,
-            )  # fmt: skip
+            h_boxes, h_region, norm = corral_key(ct, box_at, k, player)
             slot = _memo_slot(h_boxes, h_region, norm, mask)
             status = ct.memo_status[slot]
             if (
@@ -702,11 +670,7 @@ def corral_status(ct, box_at, box_pos, player):
                 if status == CORRAL_UNKNOWN:
                     result = CORRAL_UNKNOWN
                 continue
-        status = corral_deadlock(
-            ct.cells, ct.dead, ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info,
-            k, player, budget, ct.sub_box_at, ct.sub_nodes, ct.sub_hash, ct.sub_player,
-            ct.sub_pos, ct.sub_pushes, ct.stamps, ct.stack, ct.seen, ct.trail,
-        )  # fmt: skip
+        status = corral_deadlock(ct, box_at, k, player)
         ct.counters[COUNT_SEARCHES] += 1
         if slot >= 0:
             ct.memo_boxes[slot] = h_boxes
@@ -715,10 +679,7 @@ def corral_status(ct, box_at, box_pos, player):
             ct.memo_status[slot] = status
         if status == CORRAL_DEADLOCK:
             if slot < 0:
-                _, _, norm = corral_key(
-                    ct.offsets, ct.zobrist, box_at, ct.region, ct.barrier, ct.info, k, player,
-                    ct.sub_box_at, ct.stamps, ct.stack,
-                )  # fmt: skip
+                _, _, norm = corral_key(ct, box_at, k, player)
             _write_proof(ct, box_at, k, norm)
             return CORRAL_DEADLOCK
         if status == CORRAL_UNKNOWN:

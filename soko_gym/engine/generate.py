@@ -6,6 +6,8 @@ pull them away; the pulls taken back in reverse order are pushes that solve the 
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -47,6 +49,83 @@ _MOVE_CODES = np.frombuffer(MOVE_CHARS.encode("ascii"), dtype=np.uint8).copy()
 _PUSH_CODES = np.frombuffer(PUSH_CHARS.encode("ascii"), dtype=np.uint8).copy()
 _KEY_MIX = np.uint64(0x9E3779B97F4A7C15)  # spreads the player square over the 64 key bits
 _BIG = 1 << 40  # larger than any sum of push distances
+
+GenSpec = namedtuple(
+    "GenSpec",
+    [  # what ``generate_candidate`` makes (``gen_spec`` builds it with exact types)
+        "height",  # rows of the grid, outer walls included
+        "width",  # columns of the grid, outer walls included
+        "n_floor",  # floor squares wanted (see ``_carve_room``)
+        "shape",  # ROOM_RANDOM or ROOM_OPEN
+        "n_walks",  # random walks per attempt
+        "max_steps",  # pulls per walk
+        "keep_prob",  # chance of pulling the last pulled box again when it can move (float)
+        "max_switches",  # box switches the score counts at most (see ``_walk_pulls``)
+        "min_pushes",  # smallest acceptable ``_push_lower_bound`` of the start position
+    ],
+)
+
+GenLevel = namedtuple(
+    "GenLevel",
+    [  # the level ``generate_candidate`` writes
+        "cells",  # uint8[height * width] WALL / FLOOR / GOAL flags
+        "goals",  # int32[n_boxes] goal squares
+        "boxes",  # int32[n_boxes] box squares at the start
+        "lurd",  # uint8[max_steps * (height * width + 1)] the solution's ASCII characters
+    ],
+)
+
+WalkBoard = namedtuple(
+    "WalkBoard",
+    [  # the room the walks of one attempt pull in
+        "cells",  # uint8[n_cells] static cell flags
+        "offsets",  # int32[4] flat index step per direction
+        "zobrist",  # uint64[n_cells] key per square
+        "goal_dist",  # int64[n_goals, n_cells] from ``_goal_distances``
+    ],
+)
+
+WalkState = namedtuple(
+    "WalkState",
+    [  # the position a walk moves and its scratch
+        "box_pos",  # int32[n_boxes] box squares
+        "box_at",  # int16[n_cells] box index per square, -1 for none
+        "stamps",  # uint32[n_cells + 1] reach stamps (see ``engine.reach``)
+        "stack",  # int32[n_cells]
+        "pull_buf",  # int32[4 * n_boxes] for ``legal_pulls``
+        "hist_pull",  # int32[max_steps] the walk's loop-free pull history
+        "hist_switch",  # int32[max_steps + 1] box switches up to each history length
+        "hist_key",  # uint64[max_steps + 1] position key after each history length
+        "table",  # int32[2**k >= 2 * (max_steps + 1)] key slot -> history length
+    ],
+)
+
+BestWalk = namedtuple(
+    "BestWalk",
+    [  # the best position over the walks of one attempt
+        "info",  # int64[4] (score, history length, lower bound, player square); 0 before
+        "pulls",  # int32[max_steps] its pull history
+        "boxes",  # int32[n_boxes] its box squares
+    ],
+)
+
+
+def gen_spec(
+    height: int,
+    width: int,
+    n_floor: int,
+    shape: int,
+    n_walks: int,
+    max_steps: int,
+    keep_prob: float,
+    max_switches: int,
+    min_pushes: int,
+) -> GenSpec:
+    """A ``GenSpec`` with ints and a float (one compiled signature of ``generate_candidate``)."""
+    return GenSpec(
+        int(height), int(width), int(n_floor), int(shape), int(n_walks), int(max_steps),
+        float(keep_prob), int(max_switches), int(min_pushes),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,69 +389,44 @@ def _push_lower_bound(goal_dist, box_pos):
 
 
 @njit(cache=True, nogil=True)
-def _walk_pulls(
-    cells,
-    offsets,
-    zobrist,
-    goal_dist,
-    player,
-    max_steps,
-    keep_prob,
-    max_switches,
-    rng,
-    box_pos,
-    box_at,
-    stamps,
-    stack,
-    pull_buf,
-    hist_pull,
-    hist_switch,
-    hist_key,
-    table,
-    best,
-    best_pull,
-    best_pos,
-):
+def _walk_pulls(board, spec, rng, player, ws, best):
     """One random walk of pulls from the current position, keeping the best position seen.
 
-    Each step makes a random legal pull, preferring (with probability ``keep_prob``) the box
-    pulled last. When a step returns to a position already on the walk (same boxes, same player
-    region) the loop between them is erased, so the kept history never repeats a position. A
-    position scores ``lower_bound * (1 + min(box switches in its history, max_switches))``;
-    when it beats the best score so far, its history and boxes are copied to ``best_pull`` and
-    ``best_pos``. A player stuck with no legal pull takes the last pull back.
+    Each step makes a random legal pull, preferring (with probability ``spec.keep_prob``) the
+    box pulled last. When a step returns to a position already on the walk (same boxes, same
+    player region) the loop between them is erased, so the kept history never repeats a
+    position. A position scores ``lower_bound * (1 + min(box switches in its history,
+    spec.max_switches))`` (more switches stop paying off, so the score then favours a higher
+    lower bound); when it beats the best score so far, its history and boxes are copied to
+    ``best``. A player stuck with no legal pull takes the last pull back.
 
     A pull is recorded by squares, ``from_square * 4 + direction``: the box moved from
     ``from_square`` one square in ``direction``, the player from beside it one square further.
 
     Args:
-        cells: uint8[n_cells] static cell flags.
-        offsets: int32[4] flat index step per direction.
-        zobrist: uint64[n_cells] key per square.
-        goal_dist: int64[n_goals, n_cells] from ``_goal_distances``.
-        player: player square at the start of the walk (floor, no box).
-        max_steps: number of pulls to make (fewer if the player gets stuck).
-        keep_prob: chance of pulling the last pulled box again when it can move.
-        max_switches: box switches the score counts at most (more switches stop paying off,
-            so the score then favours a higher lower bound).
+        board: ``WalkBoard`` of the room.
+        spec: ``GenSpec``: ``max_steps`` pulls are made (fewer if the player gets stuck).
         rng: uint64[2] generator state; advanced in place.
-        box_pos: int32[n_boxes] box squares; moved by the walk.
-        box_at: int16[n_cells] box index per square, -1 for none; moved by the walk.
-        stamps: uint32[n_cells + 1] reach stamps (see ``engine.reach``).
-        stack: int32[n_cells] scratch.
-        pull_buf: int32[4 * n_boxes] scratch for ``legal_pulls``.
-        hist_pull: int32[max_steps] scratch: the walk's loop-free pull history.
-        hist_switch: int32[max_steps + 1] scratch: box switches up to each history length.
-        hist_key: uint64[max_steps + 1] scratch: position key after each history length.
-        table: int32[2**k >= 2 * (max_steps + 1)] scratch: key slot -> history length.
-        best: int64[4] the best position so far as (score, history length, lower bound,
-            player square); all 0 before the first walk; updated in place.
-        best_pull: int32[max_steps] receives the best history when improved.
-        best_pos: int32[n_boxes] receives the best box squares when improved.
+        player: player square at the start of the walk (floor, no box).
+        ws: ``WalkState``: the position (moved by the walk) and scratch.
+        best: ``BestWalk``, updated in place when the walk improves on it.
 
     Returns:
         True when the walk improved on ``best``.
     """
+    cells = board.cells
+    offsets = board.offsets
+    zobrist = board.zobrist
+    keep_prob = spec.keep_prob
+    box_pos = ws.box_pos
+    box_at = ws.box_at
+    stamps = ws.stamps
+    stack = ws.stack
+    pull_buf = ws.pull_buf
+    hist_pull = ws.hist_pull
+    hist_switch = ws.hist_switch
+    hist_key = ws.hist_key
+    table = ws.table
     mask = table.shape[0] - 1
     table[:] = -1
     h = full_hash(zobrist, box_pos)
@@ -383,7 +437,7 @@ def _walk_pulls(
     table[np.int64(key & np.uint64(mask))] = 0
     length = 0
     improved = False
-    for _ in range(max_steps):
+    for _ in range(spec.max_steps):
         k = legal_pulls(cells, box_at, box_pos, offsets, stamps, pull_buf)
         if k == 0:
             if length == 0:
@@ -442,34 +496,33 @@ def _walk_pulls(
             continue
         table[slot] = length
         hist_key[length] = key
-        lb = _push_lower_bound(goal_dist, box_pos)
-        score = lb * (1 + min(hist_switch[length], max_switches))
-        if score > best[0]:
-            best[0] = score
-            best[1] = length
-            best[2] = lb
-            best[3] = player
+        lb = _push_lower_bound(board.goal_dist, box_pos)
+        score = lb * (1 + min(hist_switch[length], spec.max_switches))
+        info = best.info
+        if score > info[0]:
+            info[0] = score
+            info[1] = length
+            info[2] = lb
+            info[3] = player
             for i in range(length):  # element loops: no shape-check code to compile
-                best_pull[i] = hist_pull[i]
+                best.pulls[i] = hist_pull[i]
             for i in range(box_pos.shape[0]):
-                best_pos[i] = box_pos[i]
+                best.boxes[i] = box_pos[i]
             improved = True
     return improved
 
 
 @njit(cache=True, nogil=True)
-def _pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, parent, walk, lurd):
+def _pulls_to_lurd(offsets, ws, player, pulls, parent, walk, lurd):
     """Write the LURD solution that takes back ``pulls`` in reverse order, in place.
 
     Args:
         offsets: int32[4] flat index step per direction.
-        box_pos: int32[n_boxes] box squares at the level's start; replayed to the end.
-        box_at: int16[n_cells] box index per square, matching ``box_pos``; replayed too.
+        ws: ``WalkState`` holding the level's start position (``box_pos`` and the matching
+            ``box_at``, replayed to the end); its ``stamps`` and ``stack`` are scratch.
         player: the level's start square for the player.
         pulls: int32[n_pulls] pull history (``from_square * 4 + direction``, see
             ``_walk_pulls``) that led from the solved position to the start.
-        stamps: uint32[n_cells + 1] reach stamps (scratch).
-        queue: int32[n_cells] scratch.
         parent: int8[n_cells] scratch.
         walk: int8[n_cells] scratch.
         lurd: uint8[n_pulls * (n_cells + 1)] receives the ASCII LURD characters.
@@ -477,13 +530,15 @@ def _pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, paren
     Returns:
         Number of characters written, or -1 when some push side cannot be reached.
     """
+    box_pos = ws.box_pos
+    box_at = ws.box_at
     n = 0
     for i in range(pulls.shape[0] - 1, -1, -1):
         src = pulls[i] >> 2
         d = pulls[i] & 3
         box_sq = src + offsets[d]
         stand = box_sq + offsets[d]
-        k = player_path(box_at, offsets, player, stand, stamps, queue, parent, walk)
+        k = player_path(box_at, offsets, player, stand, ws.stamps, ws.stack, parent, walk)
         if k < 0:
             return -1
         for j in range(k):
@@ -500,23 +555,7 @@ def _pulls_to_lurd(offsets, box_pos, box_at, player, pulls, stamps, queue, paren
 
 
 @njit(cache=True, nogil=True)
-def generate_candidate(
-    height,
-    width,
-    n_floor,
-    shape,
-    n_walks,
-    max_steps,
-    keep_prob,
-    max_switches,
-    min_pushes,
-    zobrist,
-    rng,
-    cells,
-    goals,
-    boxes,
-    lurd,
-):
+def generate_candidate(spec, zobrist, rng, out):
     """One attempt at a level: carve a room, place goals, pull boxes away, write the solution.
 
     Every walk starts from the solved position (boxes on goals) with the player on a random
@@ -524,88 +563,68 @@ def generate_candidate(
     moved to a random square of its region. Scratch arrays are allocated once per attempt.
 
     Args:
-        height: rows of the grid, outer walls included.
-        width: columns of the grid, outer walls included.
-        n_floor: floor squares wanted (see ``_carve_room``).
-        shape: ROOM_RANDOM or ROOM_OPEN.
-        n_walks: random walks per attempt.
-        max_steps: pulls per walk.
-        keep_prob: see ``_walk_pulls``.
-        max_switches: see ``_walk_pulls``.
-        min_pushes: smallest acceptable ``_push_lower_bound`` of the start position.
+        spec: ``GenSpec`` of the level wanted (``gen_spec``).
         zobrist: uint64[height * width] key per square.
         rng: uint64[2] generator state; advanced in place.
-        cells: uint8[height * width] receives the WALL / FLOOR / GOAL flags of the level.
-        goals: int32[n_boxes] receives the goal squares.
-        boxes: int32[n_boxes] receives the box squares at the start.
-        lurd: uint8[max_steps * (height * width + 1)] receives the solution's ASCII characters.
+        out: ``GenLevel`` receiving the level and its solution (``goals`` and ``boxes`` sized
+            to the boxes wanted).
 
     Returns:
-        (status GEN_*, player square, pushes in the solution, characters written to ``lurd``,
-        push lower bound of the start position); only the status is meaningful unless GEN_OK.
+        (status GEN_*, player square, pushes in the solution, characters written to
+        ``out.lurd``, push lower bound of the start position); only the status is meaningful
+        unless GEN_OK.
     """
+    height = spec.height
+    width = spec.width
+    max_steps = spec.max_steps
+    cells = out.cells
+    goals = out.goals
+    boxes = out.boxes
     n_cells = height * width
     n_boxes = goals.shape[0]
     offsets = np.array([-width, width, -1, 1], dtype=np.int32)
     stack = np.empty(n_cells, dtype=np.int32)
     order = np.empty(n_cells, dtype=np.int32)
     seen = np.empty(n_cells, dtype=np.int32)
-    carved = _carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack)
+    carved = _carve_room(cells, height, width, spec.n_floor, spec.shape, rng, order, seen, stack)
     if carved < n_boxes + 2:
         return GEN_SMALL_ROOM, -1, 0, 0, 0
     n_free = _place_goals(cells, rng, order, goals) - n_boxes
-    goal_dist = _goal_distances(cells, offsets, goals)
+    board = WalkBoard(cells, offsets, zobrist, _goal_distances(cells, offsets, goals))
 
     stamps = np.zeros(n_cells + 1, dtype=np.uint32)  # layout of engine.reach.new_stamps
     for sq in range(n_cells):
         if cells[sq] & WALL:
             stamps[sq] = WALL_STAMP
-    box_pos = np.empty(n_boxes, dtype=np.int32)
-    box_at = np.full(n_cells, -1, dtype=np.int16)
-    pull_buf = np.empty(4 * n_boxes, dtype=np.int32)
-    hist_pull = np.empty(max_steps, dtype=np.int32)
-    hist_switch = np.empty(max_steps + 1, dtype=np.int32)
-    hist_key = np.empty(max_steps + 1, dtype=np.uint64)
     size = 16
     while size < 2 * (max_steps + 1):
         size *= 2
-    table = np.empty(size, dtype=np.int32)
-    best_pull = np.empty(max_steps, dtype=np.int32)
-    best = np.zeros(4, dtype=np.int64)  # score, history length, lower bound, player square
-    for _ in range(n_walks):
+    ws = WalkState(
+        box_pos=np.empty(n_boxes, dtype=np.int32),
+        box_at=np.full(n_cells, -1, dtype=np.int16),
+        stamps=stamps,
+        stack=stack,
+        pull_buf=np.empty(4 * n_boxes, dtype=np.int32),
+        hist_pull=np.empty(max_steps, dtype=np.int32),
+        hist_switch=np.empty(max_steps + 1, dtype=np.int32),
+        hist_key=np.empty(max_steps + 1, dtype=np.uint64),
+        table=np.empty(size, dtype=np.int32),
+    )
+    box_pos = ws.box_pos
+    box_at = ws.box_at
+    best = BestWalk(np.zeros(4, dtype=np.int64), np.empty(max_steps, dtype=np.int32), boxes)
+    for _ in range(spec.n_walks):
         box_at[:] = -1
         for b in range(n_boxes):
             box_pos[b] = goals[b]
             box_at[goals[b]] = b
         # a random free floor square: _place_goals left them in order[n_boxes:carved]
         start = np.int64(order[n_boxes + _random_below(rng, n_free)])
-        _walk_pulls(
-            cells,
-            offsets,
-            zobrist,
-            goal_dist,
-            start,
-            max_steps,
-            keep_prob,
-            max_switches,
-            rng,
-            box_pos,
-            box_at,
-            stamps,
-            stack,
-            pull_buf,
-            hist_pull,
-            hist_switch,
-            hist_key,
-            table,
-            best,
-            best_pull,
-            boxes,
-        )
-    best_len = best[1]
-    best_lb = best[2]
-    best_player = best[3]
-    if best_len <= 0 or best_lb < min_pushes:
+        _walk_pulls(board, spec, rng, start, ws, best)
+    best_len = best.info[1]
+    best_lb = best.info[2]
+    best_player = best.info[3]
+    if best_len <= 0 or best_lb < spec.min_pushes:
         return GEN_TOO_EASY, -1, 0, 0, 0
 
     # the player starts anywhere in the region the last pull left it in
@@ -630,9 +649,7 @@ def generate_candidate(
 
     parent = np.empty(n_cells, dtype=np.int8)
     walk = np.empty(n_cells, dtype=np.int8)
-    n_chars = _pulls_to_lurd(
-        offsets, box_pos, box_at, player, best_pull[:best_len], stamps, stack, parent, walk, lurd
-    )
+    n_chars = _pulls_to_lurd(offsets, ws, player, best.pulls[:best_len], parent, walk, out.lurd)
     if n_chars < 0:
         return GEN_NO_REPLAY, -1, 0, 0, 0
     for b in range(n_boxes):
@@ -654,21 +671,15 @@ def warmup_generate() -> None:
     status = GEN_TOO_EASY
     for _ in range(100):  # a handful of attempts always suffices; the bound only guards
         status, _, _, _, _ = generate_candidate(
-            height,
-            width,
-            16,
-            ROOM_OPEN,
-            2,
-            max_steps,
-            0.5,
-            1,
-            1,
+            gen_spec(height, width, 16, ROOM_OPEN, 2, max_steps, 0.5, 1, 1),
             zobrist_table(n_cells),
             rng,
-            np.empty(n_cells, dtype=np.uint8),
-            np.empty(1, dtype=np.int32),
-            np.empty(1, dtype=np.int32),
-            np.empty(max_steps * (n_cells + 1), dtype=np.uint8),
+            GenLevel(
+                np.empty(n_cells, dtype=np.uint8),
+                np.empty(1, dtype=np.int32),
+                np.empty(1, dtype=np.int32),
+                np.empty(max_steps * (n_cells + 1), dtype=np.uint8),
+            ),
         )
         if status == GEN_OK:
             return

@@ -1,9 +1,15 @@
-"""One environment step on a framed board: player moves, pushes, macro moves, and action masks.
+"""One environment step on a framed board: the per-env step kernel and its building blocks.
 
 The environments frame every level in a fixed ``H x W`` grid, so a square index is also the
-cell index of an observation plane. Each step kernel updates the position and its observation
-planes in place (only the cells that change) and reports what happened; the single envs call
-these kernels directly and the batched kernels loop over them, so both behave identically.
+cell index of an observation plane. ``env_step`` and ``env_reset`` are THE implementation of
+one env's transition: action decoding, the move, reward, episode end, the illegal-action no-op
+and the action mask. The single envs call them for their one env, the batch kernels
+(``engine.batch``) loop over them, so both behave identically by construction.
+
+Their arguments are bundles of arrays with a leading env axis (``i`` picks the env):
+``EnvOptions`` (what kind of env, rewards, limits), ``EnvTables`` (the framed levels),
+``EnvState`` (positions, counters, observations, masks) and ``EnvScratch`` (work buffers),
+built by ``new_env_options``, ``env_tables``, ``new_env_state`` and ``new_env_scratch``.
 
 Observation ``obs``: uint8[C * n_cells], plane ``p`` at ``[p * n_cells, (p + 1) * n_cells)`` in the
 order of ``constants.PLANE_*``. Table cells (``cells``) carry the engine flags plus ``DEAD`` and
@@ -12,11 +18,28 @@ order of ``constants.PLANE_*``. Table cells (``cells``) carry the engine flags p
 
 from __future__ import annotations
 
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any
+
+import numba
 import numpy as np
 from numba import njit
 
+from soko_gym.engine.actions import (
+    KIND_MACRO,
+    KIND_MOVE,
+    KIND_PUSH,
+    NOOP_ACTION,
+    macro_action,
+    macro_parts,
+    square_push_action,
+    square_push_parts,
+)
 from soko_gym.engine.constants import (
+    BOX_AT_DTYPE,
     DEAD,
+    DIST_DTYPE,
     DIST_INF,
     DRAWN_WALL,
     FLOOR,
@@ -27,8 +50,11 @@ from soko_gym.engine.constants import (
     PLANE_GOAL,
     PLANE_PLAYER,
     PLANE_WALL,
+    SQUARE_DTYPE,
+    STAMP_DTYPE,
 )
-from soko_gym.engine.reach import player_path, reach_player
+from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.reach import player_path, reach_player, reset_stamps
 
 # What an action did (returned by the step kernels).
 ACT_MOVE = 0  # the player stepped (or walked) without pushing
@@ -200,7 +226,7 @@ def push_step(cells, box_at, box_pos, offsets, obs, player, square, d, stamps, q
 
 @njit(cache=True, nogil=True)
 def push_mask(cells, box_at, box_pos, n_boxes, offsets, player, stamps, stack, mask):
-    """Write the legal push actions (square * 4 + direction) of a position.
+    """Write the legal push actions (``actions.square_push_action``) of a position.
 
     Args:
         cells, box_at, box_pos, offsets: as in ``move_step``.
@@ -222,7 +248,7 @@ def push_mask(cells, box_at, box_pos, n_boxes, offsets, player, stamps, stack, m
         for d in range(4):
             dest = sq + offsets[d]
             if stamps[sq - offsets[d]] == mark and (cells[dest] & FLOOR) and box_at[dest] < 0:
-                mask[sq * 4 + d] = True
+                mask[square_push_action(sq, d)] = True
                 k += 1
     return k
 
@@ -338,7 +364,7 @@ def macro_plan(cells, box_at, offsets, player, src, dst, stamps, stack, dist, pa
 def macro_mask(
     cells, box_at, box_pos, n_boxes, offsets, player, stamps, stack, dist, parent, queue, mask
 ):
-    """Write the legal macro moves (from_square * n_cells + to_square) of a position.
+    """Write the legal macro moves (``actions.macro_action``) of a position.
 
     Args:
         cells, box_at, box_pos, offsets, stamps, stack, dist, parent, queue: as in ``box_paths``.
@@ -364,57 +390,396 @@ def macro_mask(
                 or dist[sq * 4 + 2] != DIST_INF
                 or dist[sq * 4 + 3] != DIST_INF
             ):
-                mask[src * n + sq] = True
+                mask[macro_action(src, sq, n)] = True
                 k += 1
     return k
 
 
-@njit(cache=True, nogil=True)
-def macro_step(
-    cells,
-    box_at,
-    box_pos,
-    offsets,
-    obs,
-    player,
-    src,
-    dst,
-    stamps,
-    stack,
-    dist,
-    parent,
-    queue,
-    plan,
-    parent8,
-    walk,
-):
-    """Move the box on ``src`` to ``dst`` by fewest pushes, walking the player between pushes.
+# ---------------------------------------------------------------------------------------------
+# The per-env step: bundles and kernels
+# ---------------------------------------------------------------------------------------------
 
-    Args:
-        cells, box_at, box_pos, offsets, obs: as in ``move_step``.
-        player: player square.
-        src, dst: from and to squares.
-        stamps, stack, dist, parent, queue, plan: as in ``macro_plan``.
-        parent8: int8[n_cells] scratch for the walks.
-        walk: int8[n_cells] scratch for the walks.
+EnvOptions = namedtuple(
+    "EnvOptions", ["kind", "rewards", "max_steps", "deadlock_termination", "noop_action"]
+)
+EnvOptions.__doc__ = """What kind of env steps and how (the same for every env of a batch).
+
+Fields:
+    kind: ``actions.KIND_MOVE``, ``KIND_PUSH`` or ``KIND_MACRO`` (int).
+    rewards: float64[4] step, box_on, box_off and solved rewards (``RewardScheme`` order).
+    max_steps: truncate an episode after this many actions; 0: never (int).
+    deadlock_termination: end an episode on a simple deadlock (bool).
+    noop_action: the move env's ``NOOP_ACTION`` is legal (bool).
+"""
+
+EnvTables = namedtuple(
+    "EnvTables", ["cells", "dead", "start_boxes", "n_boxes", "start_player", "offsets"]
+)
+EnvTables.__doc__ = """The framed levels the envs play, by table slot, and the frame's steps.
+
+Fields:
+    cells: uint8[L, n_cells] table cell flags (engine flags plus DEAD and DRAWN_WALL).
+    dead: uint8[L, n_cells] 1 on simple dead squares.
+    start_boxes: int32[L, B] start box squares (the first ``n_boxes[slot]`` used).
+    n_boxes: int64[L] boxes per slot.
+    start_player: int64[L] start player square.
+    offsets: int32[4] flat index step per direction.
+"""
+
+EnvState = namedtuple(
+    "EnvState",
+    [
+        "slot",
+        "player",
+        "n_boxes",
+        "on_goal",
+        "steps",
+        "moves",
+        "pushes",
+        "box_at",
+        "box_pos",
+        "obs",
+        "masks",
+    ],
+)
+EnvState.__doc__ = """The position and episode counters of N envs (row ``i``: env ``i``).
+
+Fields:
+    slot: int64[N] table slot played (-1: none yet, or a slot whose level was replaced).
+    player, n_boxes, on_goal: int64[N] player square, boxes, boxes on goals.
+    steps, moves, pushes: int64[N] actions, player moves and pushes of the episode.
+    box_at: int16[N, n_cells] box index per square, -1 for none.
+    box_pos: int32[N, B] box squares.
+    obs: uint8[N, C * n_cells] observation planes.
+    masks: bool[N, n_actions] legal actions.
+"""
+
+EnvScratch = namedtuple(
+    "EnvScratch",
+    "stamps seen stack queue parent dist plan parent8 walk trail lurd",
+)
+EnvScratch.__doc__ = """Work buffers of N envs (row ``i``: env ``i``); only ``lurd`` is read back.
+
+Fields:
+    stamps: uint32[N, n_cells + 1] reachability stamps (reset when the env's level changes).
+    seen: uint32[N, n_cells + 1] deadlock-test stamps.
+    stack: int32[N, 4 * n_cells] flood fill stack, walk queue.
+    queue, parent: int32[N, M]; dist: uint16[N, M]; plan: int8[N, M]: box path search, with
+        ``M = 4 * n_cells`` for the macro kind (1 otherwise: unused).
+    parent8, walk: int8[N, n_cells] walk search and the walk found.
+    trail: int32[N, n_cells] deadlock-test cluster.
+    lurd: uint8[N, R] receives the LURD letters (ASCII) of the last action when ``R > 0``; ``R =
+        lurd_capacity(kind, n_cells)`` holds any action's letters; ``R = 0`` records nothing.
+"""
+
+LURD_ASCII = np.frombuffer(b"udlrUDLR", dtype=np.uint8).copy()  # direction + 4 * is_push
+
+# How the per-env kernels below (and the batch loop over them) are compiled:
+# - ``_nrt=False``: they never allocate or keep an array, and without numba's runtime no
+#   reference counting is emitted for the arrays inside the bundles; with it, a step costs
+#   4 to 10 times more (every use of a bundle counts every array it holds).
+# - ``inline="always"`` on ``env_step`` and its parts: the batch loop gets the step's body
+#   instead of a call that passes every bundle per env.
+
+
+def lurd_capacity(kind: int, n_cells: int) -> int:
+    """Most LURD letters one action of ``kind`` makes on a frame of ``n_cells`` squares.
+
+    A move is one letter; a push, a walk (under ``n_cells`` steps) and the push; a macro move,
+    at most ``4 * n_cells`` pushes (a fewest-push path visits each box square and player side at
+    most once), each a walk and a push.
+    """
+    if kind == KIND_MOVE:
+        return 1
+    if kind == KIND_PUSH:
+        return n_cells
+    return 4 * n_cells * n_cells
+
+
+def new_env_options(
+    kind: int,
+    rewards: np.ndarray,
+    max_steps: int = 0,
+    deadlock_termination: bool = False,
+    noop_action: bool = False,
+) -> EnvOptions:
+    """An ``EnvOptions`` bundle with the exact field types the kernels are compiled for."""
+    return EnvOptions(
+        int(kind),
+        np.array(rewards, dtype=np.float64).reshape(4),
+        int(max_steps),
+        bool(deadlock_termination),
+        bool(noop_action),
+    )
+
+
+def env_tables(
+    cells: np.ndarray,
+    dead: np.ndarray,
+    start_boxes: np.ndarray,
+    n_boxes: np.ndarray,
+    start_player: np.ndarray,
+    offsets: np.ndarray,
+) -> EnvTables:
+    """An ``EnvTables`` bundle over existing arrays (no copy: later slot fills are seen).
+
+    Raises:
+        TypeError: when an array has another dtype than ``EnvTables`` documents.
+    """
+    tables = EnvTables(cells, dead, start_boxes, n_boxes, start_player, offsets)
+    dtypes = (np.uint8, np.uint8, SQUARE_DTYPE, np.int64, np.int64, SQUARE_DTYPE)
+    for name, array, dtype in zip(EnvTables._fields, tables, dtypes, strict=True):
+        if array.dtype != dtype:
+            raise TypeError(f"EnvTables.{name} must be {np.dtype(dtype)}, got {array.dtype}")
+    return tables
+
+
+def new_env_state(
+    n_env: int, n_cells: int, max_boxes: int, n_planes: int, n_actions: int
+) -> EnvState:
+    """A zeroed ``EnvState`` for ``n_env`` envs (every slot -1: reset before stepping)."""
+    return EnvState(
+        np.full(n_env, -1, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.zeros(n_env, dtype=np.int64),
+        np.full((n_env, n_cells), -1, dtype=BOX_AT_DTYPE),
+        np.zeros((n_env, max(1, max_boxes)), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, n_planes * n_cells), dtype=np.uint8),
+        np.zeros((n_env, n_actions), dtype=bool),
+    )
+
+
+def new_env_scratch(n_env: int, n_cells: int, kind: int, record_lurd: bool) -> EnvScratch:
+    """``EnvScratch`` for ``n_env`` envs of ``kind``; ``record_lurd``: keep each action's LURD."""
+    n = n_cells
+    big = 4 * n if kind == KIND_MACRO else 1  # box path buffers only where they are used
+    return EnvScratch(
+        np.zeros((n_env, n + 1), dtype=STAMP_DTYPE),
+        np.zeros((n_env, n + 1), dtype=np.uint32),
+        np.empty((n_env, 4 * n), dtype=SQUARE_DTYPE),
+        np.empty((n_env, big), dtype=SQUARE_DTYPE),
+        np.empty((n_env, big), dtype=SQUARE_DTYPE),
+        np.empty((n_env, big), dtype=DIST_DTYPE),
+        np.empty((n_env, big), dtype=np.int8),
+        np.empty((n_env, n), dtype=np.int8),
+        np.empty((n_env, n), dtype=np.int8),
+        np.empty((n_env, n), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, lurd_capacity(kind, n) if record_lurd else 0), dtype=np.uint8),
+    )
+
+
+def compiled(kernel: Any, *args: Any) -> Callable[..., Any]:
+    """``kernel`` compiled (or loaded from the cache) for the types of ``args``.
+
+    ``Dispatcher.compile`` returns the compiled function itself: calling it skips numba's
+    per-call typing of the arguments, which costs microseconds for bundles of arrays. Call it
+    only with arguments of exactly these types (the same bundles, or bundles built alike).
+    """
+    return kernel.compile(tuple(numba.typeof(a) for a in args))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _record(lurd, at, walk, length, d):
+    """Write ``walk[:length]`` and the push ``d`` as LURD letters at ``lurd[at:]``, if they fit."""
+    if at + length < lurd.shape[0]:
+        for j in range(length):
+            lurd[at + j] = LURD_ASCII[walk[j]]
+        lurd[at + length] = LURD_ASCII[d + 4]
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _act(kind, cells, offsets, state, scratch, i, action):
+    """Decode and apply env i's ``action``.
 
     Returns:
-        (ACT_PUSH or ACT_ILLEGAL, new player square, pushes, moves, change in boxes on goal).
+        (ACT_* status, moves, pushes, change in boxes on goal, square the last moved box ended
+        on or -1); an illegal action changes nothing and returns zeros.
     """
-    k = macro_plan(
-        cells, box_at, offsets, player, src, dst, stamps, stack, dist, parent, queue, plan
+    box_at = state.box_at[i]
+    box_pos = state.box_pos[i]
+    obs = state.obs[i]
+    lurd = scratch.lurd[i]
+    if kind == KIND_MOVE:
+        if action == NOOP_ACTION:
+            return ACT_NOOP, 0, 0, 0, -1
+        status, p, delta, moved_to = move_step(
+            cells, box_at, box_pos, offsets, obs, state.player[i], action
+        )
+        if status == ACT_ILLEGAL:
+            return ACT_ILLEGAL, 0, 0, 0, -1
+        state.player[i] = p
+        pushes = 1 if status == ACT_PUSH else 0
+        if lurd.shape[0] > 0:
+            lurd[0] = LURD_ASCII[action + 4 * pushes]
+        return status, 1, pushes, delta, moved_to
+    stamps = scratch.stamps[i]
+    stack = scratch.stack[i]
+    parent8 = scratch.parent8[i]
+    walk = scratch.walk[i]
+    if kind == KIND_PUSH:
+        square, d = square_push_parts(action)
+        status, p, w, delta = push_step(
+            cells,
+            box_at,
+            box_pos,
+            offsets,
+            obs,
+            state.player[i],
+            square,
+            d,
+            stamps,
+            stack,
+            parent8,
+            walk,
+        )
+        if status == ACT_ILLEGAL:
+            return ACT_ILLEGAL, 0, 0, 0, -1
+        state.player[i] = p
+        _record(lurd, 0, walk, w, d)
+        return ACT_PUSH, w + 1, 1, delta, square + offsets[d]
+    src, dst = macro_parts(action, cells.shape[0])
+    plan = scratch.plan[i]
+    k = np.int64(
+        macro_plan(
+            cells,
+            box_at,
+            offsets,
+            state.player[i],
+            src,
+            dst,
+            stamps,
+            stack,
+            scratch.dist[i],
+            scratch.parent[i],
+            scratch.queue[i],
+            plan,
+        )
     )
     if k < 0:
-        return ACT_ILLEGAL, player, 0, 0, 0
+        return ACT_ILLEGAL, 0, 0, 0, -1
+    p = state.player[i]
     moves = 0
     delta = 0
     sq = src
-    for i in range(k):
-        d = np.int64(plan[i])  # int64 like every other caller: one compiled signature
-        status, player, w, gd = push_step(
-            cells, box_at, box_pos, offsets, obs, player, sq, d, stamps, stack, parent8, walk
+    for j in range(k):
+        d = np.int64(plan[j])
+        _, p, w, gd = push_step(
+            cells, box_at, box_pos, offsets, obs, p, sq, d, stamps, stack, parent8, walk
         )
+        _record(lurd, moves, walk, w, d)
         moves += w + 1
         delta += gd
         sq += offsets[d]
-    return ACT_PUSH, player, k, moves, delta
+    state.player[i] = p
+    return ACT_PUSH, moves, k, delta, dst
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _write_mask(opts, cells, offsets, state, scratch, i):
+    """Write env i's legal actions into ``state.masks[i]``."""
+    mask = state.masks[i]
+    if opts.kind == KIND_MOVE:
+        move_mask(cells, state.box_at[i], offsets, state.player[i], mask)
+        if opts.noop_action:
+            mask[NOOP_ACTION] = True
+    elif opts.kind == KIND_PUSH:
+        push_mask(
+            cells,
+            state.box_at[i],
+            state.box_pos[i],
+            state.n_boxes[i],
+            offsets,
+            state.player[i],
+            scratch.stamps[i],
+            scratch.stack[i],
+            mask,
+        )
+    else:
+        macro_mask(
+            cells,
+            state.box_at[i],
+            state.box_pos[i],
+            state.n_boxes[i],
+            offsets,
+            state.player[i],
+            scratch.stamps[i],
+            scratch.stack[i],
+            scratch.dist[i],
+            scratch.parent[i],
+            scratch.queue[i],
+            mask,
+        )
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_reset(opts, tables, state, scratch, i, slot):
+    """Start env i's episode on table slot ``slot``: position, planes, counters and mask."""
+    cells = tables.cells[slot]
+    if slot != state.slot[i]:  # another level: its walls go into the reachability stamps
+        reset_stamps(cells, scratch.stamps[i])
+    state.slot[i] = slot
+    state.n_boxes[i] = place_boxes(
+        state.box_at[i], state.box_pos[i], tables.start_boxes[slot], tables.n_boxes[slot]
+    )
+    state.player[i] = tables.start_player[slot]
+    write_planes(cells, state.box_pos[i], state.n_boxes[i], state.player[i], state.obs[i])
+    state.on_goal[i] = count_on_goal(cells, state.box_pos[i], state.n_boxes[i])
+    state.steps[i] = 0
+    state.moves[i] = 0
+    state.pushes[i] = 0
+    _write_mask(opts, cells, tables.offsets, state, scratch, i)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def env_step(opts, tables, state, scratch, i, action):
+    """Step env i with ``action`` (in range for the kind): THE env transition.
+
+    Decodes the action, moves, counts, tests for a simple deadlock after a push (with
+    ``opts.deadlock_termination``), pays the reward, ends the episode when solved, deadlocked
+    or out of steps, and writes the new mask. An illegal action changes nothing but the step
+    count: it pays the step reward and leaves the mask as it was. With a nonzero-width
+    ``scratch.lurd``, the action's LURD letters go to ``scratch.lurd[i, :moves]``.
+
+    Returns:
+        (reward, terminated, truncated, illegal, deadlock, moves, pushes) of this action.
+    """
+    s = state.slot[i]
+    cells = tables.cells[s]
+    offsets = tables.offsets
+    status, moves, pushes, delta, moved_to = _act(
+        opts.kind, cells, offsets, state, scratch, i, action
+    )
+    state.steps[i] += 1
+    state.moves[i] += moves
+    state.pushes[i] += pushes
+    state.on_goal[i] += delta
+    solved = state.on_goal[i] == state.n_boxes[i]
+    deadlock = False
+    if opts.deadlock_termination and pushes > 0 and not solved:
+        deadlock = is_simple_deadlock(
+            cells,
+            tables.dead[s],
+            state.box_at[i],
+            offsets,
+            moved_to,
+            scratch.seen[i],
+            scratch.trail[i],
+        )
+    rewards = opts.rewards
+    reward = rewards[0]
+    if delta > 0:
+        reward += rewards[1] * delta
+    elif delta < 0:
+        reward -= rewards[2] * delta
+    if solved:
+        reward += rewards[3]
+    # as gymnasium.wrappers.TimeLimit: the limit truncates even a step that terminates
+    truncated = opts.max_steps > 0 and state.steps[i] >= opts.max_steps
+    illegal = status == ACT_ILLEGAL
+    if not illegal:  # an illegal action moved nothing: the mask stands
+        _write_mask(opts, cells, offsets, state, scratch, i)
+    return reward, solved or deadlock, truncated, illegal, deadlock, moves, pushes

@@ -1,7 +1,8 @@
 """SokobanEnv: what the push, macro and move envs share (levels, frame, rewards, masks, render).
 
-Subclasses define the action space and two hooks, ``_act`` (apply one action through the
-engine's step kernels) and ``_write_mask``; ``step`` is the template around them.
+A single env is a batch of one for the engine's per-env kernels: ``reset`` and ``step`` call
+``engine.step.env_reset`` and ``env_step`` on row 0 of its bundles, the kernels a vector env
+loops over. Subclasses name their ``kind`` (``engine.actions.KIND_*``) and document it.
 """
 
 from __future__ import annotations
@@ -13,21 +14,15 @@ import gymnasium as gym
 import numpy as np
 
 from soko_gym.engine import warmup
-from soko_gym.engine.constants import (
-    BOX_AT_DTYPE,
-    DIRECTION_DELTAS,
-    N_PLANES,
-    PLANE_NAMES,
-    SQUARE_DTYPE,
-    STAMP_DTYPE,
-)
-from soko_gym.engine.deadlock import is_simple_deadlock
-from soko_gym.engine.reach import reset_stamps
+from soko_gym.engine.actions import n_actions
+from soko_gym.engine.constants import DIRECTION_DELTAS, N_PLANES, PLANE_NAMES, SQUARE_DTYPE
 from soko_gym.engine.step import (
-    ACT_ILLEGAL,
-    count_on_goal,
-    place_boxes,
-    write_planes,
+    compiled,
+    env_reset,
+    env_step,
+    new_env_options,
+    new_env_scratch,
+    new_env_state,
 )
 from soko_gym.envs.observation import observation_space
 from soko_gym.envs.rewards import RewardFn, RewardScheme, StepOutcome, resolve_reward
@@ -127,45 +122,29 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
             self.obs_size, obs_mode, self.dead_plane, tile_size
         )
         self.action_space = gym.spaces.Discrete(self._n_actions())
-        table = self._source.table
         self._n_planes = N_PLANES + int(self.dead_plane)
-        self._obs = np.zeros(self._n_planes * n, dtype=np.uint8)
-        self._box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self._box_pos = np.zeros(table.max_boxes, dtype=SQUARE_DTYPE)
-        self._mask = np.zeros(self.action_space.n, dtype=bool)
-        self._stamps = np.zeros(n + 1, dtype=STAMP_DTYPE)
-        self._stack = np.empty(4 * n, dtype=SQUARE_DTYPE)
-        self._parent8 = np.empty(n, dtype=np.int8)
-        self._walk = np.empty(n, dtype=np.int8)
-        self._seen = np.zeros(n + 1, dtype=np.uint32)
-        self._trail = np.empty(n, dtype=SQUARE_DTYPE)
+        table = self._source.table
+        self._opts = new_env_options(
+            self.kind, self._coef, 0, self.deadlock_termination, getattr(self, "noop_action", False)
+        )  # no step limit here: gym.make's TimeLimit truncates the single env
+        self._tables = table.kernel_tables(self._offsets)
+        self._state = new_env_state(1, n, table.max_boxes, self._n_planes, int(self.action_space.n))
+        self._scratch = new_env_scratch(1, n, self.kind, record_lurd=True)
+        self._kernels: tuple[Any, Any] | None = None  # compiled env_reset and env_step
         self._slot = -1  # table slot of the current level; -1 before the first reset
         self._level_index = -1
-        self._player = 0
-        self._n_boxes = 0
-        self._on_goal = 0
-        self._moves = 0
-        self._pushes = 0
         self._human = None
 
     # -- hooks for the subclasses -------------------------------------------------------------
 
+    @property
     @abstractmethod
+    def kind(self) -> int:
+        """The env kind, ``engine.actions.KIND_MOVE``, ``KIND_PUSH`` or ``KIND_MACRO``."""
+
     def _n_actions(self) -> int:
         """Size of the Discrete action space."""
-
-    @abstractmethod
-    def _act(self, action: int) -> tuple[int, int, int, int, str, int]:
-        """Apply a legal-range ``action`` through the step kernels.
-
-        Returns:
-            (ACT_* status, moves, pushes, on-goal change, LURD letters, square the last moved
-            box ended on or -1).
-        """
-
-    @abstractmethod
-    def _write_mask(self) -> None:
-        """Write the legal actions of the current position into ``self._mask``."""
+        return n_actions(self.kind, self._n, getattr(self, "noop_action", False))
 
     # -- gymnasium API ------------------------------------------------------------------------
 
@@ -186,76 +165,49 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
                 raise ValueError("options['level_index'] needs fixed levels, not 'generated'")
             slot = src.load(0, self.np_random)
             self._level_index = src.n_generated - 1
+            # the slot now holds a new level: forget it, so the reset re-reads its walls
+            self._state.slot[0] = -1
         else:
             self._level_index = src.choose(self.np_random, options.get("level_index"))
             slot = src.load(self._level_index, self.np_random)
-        table = src.table
-        if slot != self._slot or src.generated:
-            reset_stamps(table.cells[slot], self._stamps)
         self._slot = slot
-        self._cells = table.cells[slot]
-        self._dead = table.dead[slot]
-        self._n_boxes = int(table.n_boxes[slot])
-        place_boxes(self._box_at, self._box_pos, table.start_boxes[slot], self._n_boxes)
-        self._player = int(table.start_player[slot])
-        write_planes(self._cells, self._box_pos, self._n_boxes, self._player, self._obs)
-        self._on_goal = int(count_on_goal(self._cells, self._box_pos, self._n_boxes))
-        self._moves = 0
-        self._pushes = 0
-        self._write_mask()
+        reset_kernel = self._compiled()[0]
+        reset_kernel(self._opts, self._tables, self._state, self._scratch, 0, slot)
         if self.render_mode == "human":
             self.render()
-        return self._observation(), self._info(False, False, 0, "")
+        return self._observation(), self._info(False, False, 0, 0, "")
 
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply one action; see the class docstring for its meaning and the rewards."""
         if self._slot < 0:
             raise gym.error.ResetNeeded("call reset() before step()")
         a = as_action(action, int(self.action_space.n))
-        before = self._on_goal
-        status, moves, pushes, delta, lurd, moved_to = self._act(a)
-        illegal = status == ACT_ILLEGAL
+        state = self._state
+        reward_fn = self._reward_fn
+        before = state.on_goal.item() if reward_fn is not None else 0
+        step_kernel = (self._kernels or self._compiled())[1]
+        reward, terminated, _, illegal, deadlock, moves, pushes = step_kernel(
+            self._opts, self._tables, state, self._scratch, 0, a
+        )
         if illegal and self.illegal_action == "raise":
             raise ValueError(f"action {a} is illegal in this position (illegal_action='raise')")
-        self._on_goal += delta
-        self._moves += moves
-        self._pushes += pushes
-        solved = self._on_goal == self._n_boxes
-        deadlock = False
-        if self.deadlock_termination and pushes and not solved:
-            deadlock = bool(
-                is_simple_deadlock(
-                    self._cells,
-                    self._dead,
-                    self._box_at,
-                    self._offsets,
-                    moved_to,
-                    self._seen,
-                    self._trail,
-                )
-            )
-        if self._reward_fn is not None:
+        if reward_fn is not None:
+            on_goal, n_boxes = state.on_goal.item(), state.n_boxes.item()
             outcome = StepOutcome(
-                before, self._on_goal, self._n_boxes, solved, moves, pushes, illegal, deadlock
+                before, on_goal, n_boxes, on_goal == n_boxes, moves, pushes, illegal, deadlock
             )
-            reward = float(self._reward_fn(outcome))
-        else:
-            c = self._coef
-            gained = max(delta, 0)
-            lost = max(-delta, 0)
-            reward = float(c[0] + c[1] * gained + c[2] * lost + (c[3] if solved else 0.0))
-        if not illegal:
-            self._write_mask()
+            reward = float(reward_fn(outcome))
         if self.render_mode == "human":
             self.render()
-        info = self._info(illegal, deadlock, moves, lurd)
-        return self._observation(), reward, bool(solved or deadlock), False, info
+        lurd = self._scratch.lurd[0, :moves].tobytes().decode("ascii")
+        info = self._info(illegal, deadlock, moves, pushes, lurd)
+        return self._observation(), reward, terminated, False, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the current position: bool[n_actions] (MaskablePPO convention)."""
         if self._slot < 0:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
-        return self._mask.copy()
+        return self._state.masks[0].copy()
 
     def render(self) -> str | np.ndarray | None:
         """XSB text ("ansi"), an RGB frame ("rgb_array"), or a window ("human")."""
@@ -291,7 +243,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
 
     def planes(self) -> np.ndarray:
         """The current observation planes, uint8[C, H, W] (a copy), whatever ``obs_mode``."""
-        return self._obs.reshape(self._n_planes, *self.obs_size).copy()
+        return self._state.obs[0].reshape(self._n_planes, *self.obs_size).copy()
 
     @property
     def level(self):
@@ -301,8 +253,9 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
     def square(self, row: int, col: int) -> int:
         """Frame square of the current level's ``(row, col)`` (as in ``Level.grid``).
 
-        Action indices use frame squares: ``square * 4 + direction`` in the push env,
-        ``from_square * H * W + to_square`` in the macro env.
+        Action indices use frame squares (see ``soko_gym.engine.actions``):
+        ``square_push_action(square, direction)`` in the push env,
+        ``macro_action(from_square, to_square, H * W)`` in the macro env.
         """
         level = self.level
         if level is None:
@@ -318,31 +271,43 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         """Names of the observation planes, in channel order."""
         return PLANE_NAMES[: self._n_planes]
 
+    def _compiled(self) -> tuple[Any, Any]:
+        """``env_reset`` and ``env_step`` compiled for this env's bundles (bound on first use)."""
+        if self._kernels is None:
+            args = (self._opts, self._tables, self._state, self._scratch, 0, 0)
+            self._kernels = (compiled(env_reset, *args), compiled(env_step, *args))
+        return self._kernels
+
     def _observation(self) -> np.ndarray:
-        planes = self._obs.reshape(self._n_planes, *self.obs_size)
+        planes = self._state.obs[0].reshape(self._n_planes, *self.obs_size)
         if self.obs_mode == "planes":
             return planes.copy()
         from soko_gym.envs.render.rgb import draw_planes
 
         return draw_planes(planes, tile_size=self.tile_size)
 
-    def _info(self, illegal: bool, deadlock: bool, last_moves: int, last_lurd: str) -> dict:
-        level = self.level
+    def _info(
+        self, illegal: bool, deadlock: bool, last_moves: int, last_pushes: int, last_lurd: str
+    ) -> dict:
+        state = self._state
+        on_goal = state.on_goal.item()
+        level = self._source.table.levels[self._slot]
         return {
-            "pushes": self._pushes,
-            "moves": self._moves,
-            "boxes_on_goals": self._on_goal,
-            "solved": self._on_goal == self._n_boxes,
+            "pushes": state.pushes.item(),
+            "moves": state.moves.item(),
+            "boxes_on_goals": on_goal,
+            "solved": on_goal == state.n_boxes.item(),
             "level_index": self._level_index,
-            "level_title": level.title if level is not None else "",
+            "level_title": level.title,
             "illegal_action": illegal,
             "deadlock": deadlock,
             "last_moves": last_moves,
             "last_lurd": last_lurd,
-            "action_mask": self._mask.copy(),
+            "action_mask": state.masks[0].copy(),
         }
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_human"] = None  # a window does not pickle; a copy opens its own
+        state["_kernels"] = None  # compiled functions do not pickle; a copy binds its own
         return state

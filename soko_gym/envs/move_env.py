@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from soko_gym.engine.constants import MOVE_CHARS, PUSH_CHARS
-from soko_gym.engine.step import ACT_ILLEGAL, ACT_NOOP, ACT_PUSH, move_mask, move_step
+from soko_gym.engine.actions import KIND_MOVE
 from soko_gym.envs.base import DEFAULT_LEVELS, SokobanEnv
 
 
@@ -74,33 +73,8 @@ class SokobanMoveEnv(SokobanEnv):
     v0: initial release.
     """
 
+    kind = KIND_MOVE
+
     def __init__(self, levels: Any = DEFAULT_LEVELS, *, noop_action: bool = False, **kwargs: Any):
         self.noop_action = bool(noop_action)
         super().__init__(levels, **kwargs)
-
-    def _n_actions(self) -> int:
-        return 5 if self.noop_action else 4
-
-    def _act(self, action: int) -> tuple[int, int, int, int, str, int]:
-        if action == 4:
-            return ACT_NOOP, 0, 0, 0, "", -1
-        status, player, delta, moved_to = move_step(
-            self._cells,
-            self._box_at,
-            self._box_pos,
-            self._offsets,
-            self._obs,
-            self._player,
-            action,
-        )
-        if status == ACT_ILLEGAL:
-            return ACT_ILLEGAL, 0, 0, 0, "", -1
-        self._player = int(player)
-        pushed = status == ACT_PUSH
-        lurd = PUSH_CHARS[action] if pushed else MOVE_CHARS[action]
-        return int(status), 1, int(pushed), int(delta), lurd, int(moved_to)
-
-    def _write_mask(self) -> None:
-        move_mask(self._cells, self._box_at, self._offsets, self._player, self._mask)
-        if self.noop_action:
-            self._mask[4] = True

@@ -19,6 +19,7 @@ from soko_gym.engine.constants import (
     N_PLANES,
     SQUARE_DTYPE,
 )
+from soko_gym.engine.step import EnvTables, env_tables
 from soko_gym.levels import Level
 
 
@@ -89,6 +90,12 @@ class LevelTable:
     def max_boxes(self) -> int:
         """Width of ``start_boxes``: the most boxes any slot may hold."""
         return int(self.start_boxes.shape[1])
+
+    def kernel_tables(self, offsets: np.ndarray) -> EnvTables:
+        """The step kernels' view of this table (no copy: later slot fills are seen)."""
+        return env_tables(
+            self.cells, self.dead, self.start_boxes, self.n_boxes, self.start_player, offsets
+        )
 
     def put(self, slot: int, level: Level) -> None:
         """Frame ``level`` into ``slot`` (replacing what was there)."""

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from soko_gym.engine.constants import MOVE_CHARS, PUSH_CHARS
-from soko_gym.engine.step import ACT_ILLEGAL, push_mask, push_step
+from soko_gym.engine.actions import KIND_PUSH
 from soko_gym.envs.base import SokobanEnv
 
 
@@ -17,9 +16,9 @@ class SokobanPushEnv(SokobanEnv):
     changes the box configuration.
 
     ## Action Space
-    ``Discrete(4 * H * W)`` over the ``obs_size`` frame: ``action = square * 4 + direction``,
-    ``square = row * W + col`` (the box's square in the observation), direction in the engine's
-    order:
+    ``Discrete(4 * H * W)`` over the ``obs_size`` frame: ``action = square * 4 + direction``
+    (``soko_gym.engine.actions.square_push_action``), ``square = row * W + col`` (the box's
+    square in the observation), direction in the engine's order:
 
     | direction | box moves |
     |-----------|-----------|
@@ -59,40 +58,4 @@ class SokobanPushEnv(SokobanEnv):
     v0: initial release.
     """
 
-    def _n_actions(self) -> int:
-        return 4 * self._n
-
-    def _act(self, action: int) -> tuple[int, int, int, int, str, int]:
-        square, d = divmod(action, 4)
-        status, player, walk_len, delta = push_step(
-            self._cells,
-            self._box_at,
-            self._box_pos,
-            self._offsets,
-            self._obs,
-            self._player,
-            square,
-            d,
-            self._stamps,
-            self._stack,
-            self._parent8,
-            self._walk,
-        )
-        if status == ACT_ILLEGAL:
-            return ACT_ILLEGAL, 0, 0, 0, "", -1
-        self._player = int(player)
-        lurd = "".join([MOVE_CHARS[x] for x in self._walk[:walk_len].tolist()]) + PUSH_CHARS[d]
-        return int(status), int(walk_len) + 1, 1, int(delta), lurd, square + int(self._offsets[d])
-
-    def _write_mask(self) -> None:
-        push_mask(
-            self._cells,
-            self._box_at,
-            self._box_pos,
-            self._n_boxes,
-            self._offsets,
-            self._player,
-            self._stamps,
-            self._stack,
-            self._mask,
-        )
+    kind = KIND_PUSH

@@ -14,6 +14,7 @@ import numpy as np
 
 from soko_gym.envs.observation import LevelTable, level_fits
 from soko_gym.levels import Level, load_levels
+from soko_gym.levels.spec import GENERATED, SourceSpec, parse_sources, split_sources
 
 LEVEL_ORDERS = ("random", "sequential")
 
@@ -46,9 +47,11 @@ class LevelSource:
         size = _parse_obs_size(obs_size)
         self._next = 0  # sequential order: the next level index
         self.n_generated = 0
-        if isinstance(levels, str) and levels == "generated":
+        spec = _generated_spec(levels)
+        if spec is not None:
             self.levels: list[Level] | None = None
-            kw = self.generator_kwargs
+            kw = _merge_generator_kwargs(spec, self.generator_kwargs)
+            self.generator_kwargs = kw
             self._check_generator_kwargs(kw)
             gen_size = (int(kw.get("height", 10)), int(kw.get("width", 10)))
             self.size = size or gen_size
@@ -62,7 +65,7 @@ class LevelSource:
             warmup_generator()  # compile now, not on the first reset
             return
         if generator_kwargs:
-            raise ValueError('generator_kwargs is only used with levels="generated"')
+            raise ValueError('generator_kwargs is only used with levels="generated[:WxH][:N]"')
         self.levels = _resolve_levels(levels)
         self.size = size or (
             max(lv.height for lv in self.levels),
@@ -161,17 +164,52 @@ def _parse_obs_size(obs_size: int | tuple[int, int] | None) -> tuple[int, int] |
     return size
 
 
+def _generated_spec(levels: Any) -> SourceSpec | None:
+    """The parsed spec when ``levels`` names generated levels, else None.
+
+    Raises:
+        ValueError: when generated levels are mixed with other sources (``a+b``): one env draws
+            from one source; a training vector env mixes them (``agents.train_env``).
+    """
+    if not isinstance(levels, str) or GENERATED not in levels:
+        return None
+    specs = parse_sources(levels)
+    if not any(s.generated for s in specs):
+        return None
+    if len(specs) > 1:
+        raise ValueError(
+            f"levels {levels!r} mixes generated levels with other sources; an env draws from "
+            "one generated source (soko train mixes sources across its sub-envs)"
+        )
+    return specs[0]
+
+
+def _merge_generator_kwargs(spec: SourceSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The spec's ``WxH:N`` with ``generator_kwargs``; a key given twice must agree."""
+    for key, value in spec.generator_kwargs.items():
+        if key in kwargs and kwargs[key] != value:
+            raise ValueError(
+                f"levels {spec.text!r} gives {key}={value} but generator_kwargs gives "
+                f"{key}={kwargs[key]!r}"
+            )
+    return {**spec.generator_kwargs, **kwargs}
+
+
 def _resolve_levels(levels: Any) -> list[Level]:
     if isinstance(levels, Level):
         resolved = [levels]
-    elif isinstance(levels, str | Path):
+    elif isinstance(levels, str) and "+" in levels and not Path(levels).exists():
+        resolved = [lv for part in split_sources(levels) for lv in load_levels(part)]
+    elif isinstance(levels, str):
+        resolved = load_levels(levels)
+    elif isinstance(levels, Path):
         resolved = load_levels(levels)
     elif isinstance(levels, Sequence) and all(isinstance(lv, Level) for lv in levels):
         resolved = list(levels)
     else:
         raise ValueError(
             "levels must be a pack name or selection, a path, a Level, a list of Level or "
-            f"'generated'; got {type(levels).__name__}"
+            f"'generated[:WxH][:N]'; got {type(levels).__name__}"
         )
     if not resolved:
         raise ValueError("levels is empty: give at least one level")

@@ -7,7 +7,6 @@ made with the same arguments and stepped with the same actions and level choices
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import gymnasium as gym
@@ -17,7 +16,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from soko_gym.engine import batch as kernels
-from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_DTYPE, SQUARE_DTYPE, STAMP_DTYPE
+from soko_gym.engine.actions import KIND_MACRO, KIND_MOVE, KIND_PUSH
+from soko_gym.engine.step import (
+    compiled,
+    new_env_options,
+    new_env_scratch,
+    new_env_state,
+)
 from soko_gym.envs.base import DEFAULT_LEVELS, SokobanEnv
 from soko_gym.envs.macro_env import SokobanMacroEnv
 from soko_gym.envs.move_env import SokobanMoveEnv
@@ -101,7 +106,7 @@ class SokobanVectorEnv(VectorEnv):
         # the template validates every argument and owns spaces, rewards and fixed levels
         self._template = self.single_env_class(levels, **env_kwargs)
         tpl = self._template
-        if levels == "generated":
+        if tpl._source.generated:  # "generated[:WxH][:N]": one slot per sub-env
             self._source = LevelSource(
                 "generated",
                 obs_size=tpl.obs_size,
@@ -132,48 +137,25 @@ class SokobanVectorEnv(VectorEnv):
     def _allocate(self, n_env: int) -> None:
         tpl = self._template
         n = tpl._n
-        n_actions = int(tpl.action_space.n)
         table = self._source.table
-        self._params = np.zeros(8, dtype=np.float64)
-        self._params[:4] = tpl._coef
-        self._params[4] = self.max_episode_steps or 0
-        self._params[5] = float(tpl.deadlock_termination)
-        self._params[6] = float(getattr(tpl, "noop_action", False))
-        big = 4 * n if self.kind == kernels.KIND_MACRO else 1  # macro scratch only when used
-        self._state = {
-            "slot": np.full(n_env, -1, dtype=np.int64),
-            "player": np.zeros(n_env, dtype=np.int64),
-            "n_boxes": np.zeros(n_env, dtype=np.int64),
-            "on_goal": np.zeros(n_env, dtype=np.int64),
-            "steps": np.zeros(n_env, dtype=np.int64),
-            "moves": np.zeros(n_env, dtype=np.int64),
-            "pushes": np.zeros(n_env, dtype=np.int64),
-            "box_at": np.full((n_env, n), -1, dtype=BOX_AT_DTYPE),
-            "box_pos": np.zeros((n_env, table.max_boxes), dtype=SQUARE_DTYPE),
-            "obs": np.zeros((n_env, tpl._n_planes * n), dtype=np.uint8),
-            "masks": np.zeros((n_env, n_actions), dtype=bool),
-            "stamps": np.zeros((n_env, n + 1), dtype=STAMP_DTYPE),
-            "seen": np.zeros((n_env, n + 1), dtype=np.uint32),
-            "stack": np.empty((n_env, 4 * n), dtype=SQUARE_DTYPE),
-            "queue": np.empty((n_env, big), dtype=SQUARE_DTYPE),
-            "parent": np.empty((n_env, big), dtype=SQUARE_DTYPE),
-            "dist": np.empty((n_env, big), dtype=DIST_DTYPE),
-            "plan": np.empty((n_env, big), dtype=np.int8),
-            "parent8": np.empty((n_env, n), dtype=np.int8),
-            "walk": np.empty((n_env, n), dtype=np.int8),
-            "trail": np.empty((n_env, n), dtype=SQUARE_DTYPE),
-        }
-        self._out = {
-            "rewards": np.zeros(n_env, dtype=np.float64),
-            "terminated": np.zeros(n_env, dtype=bool),
-            "truncated": np.zeros(n_env, dtype=bool),
-            "illegal": np.zeros(n_env, dtype=bool),
-            "deadlock": np.zeros(n_env, dtype=bool),
-            "last_moves": np.zeros(n_env, dtype=np.int64),
-        }
-        self._task = np.full(n_env, kernels.TASK_SKIP, dtype=np.int8)
-        self._actions = np.zeros(n_env, dtype=np.int64)
-        self._reset_slot = np.zeros(n_env, dtype=np.int64)
+        self._opts = new_env_options(
+            self.kind,
+            tpl._coef,
+            self.max_episode_steps or 0,
+            tpl.deadlock_termination,
+            getattr(tpl, "noop_action", False),
+        )
+        self._tables = table.kernel_tables(tpl._offsets)
+        self._state = new_env_state(
+            n_env, n, table.max_boxes, tpl._n_planes, int(tpl.action_space.n)
+        )
+        self._scratch = new_env_scratch(n_env, n, self.kind, record_lurd=False)
+        self._out = kernels.new_step_outputs(n_env)
+        self._cmd = kernels.new_commands(n_env)
+        self._task = self._cmd.task
+        self._actions = self._cmd.actions
+        self._reset_slot = self._cmd.reset_slot
+        self._driver: Any = None  # the batch kernel compiled for these bundles (first use)
         self._level_index = np.full(n_env, -1, dtype=np.int64)
         self._needs_reset = np.zeros(n_env, dtype=bool)
         self._all = np.ones(n_env, dtype=bool)
@@ -183,54 +165,20 @@ class SokobanVectorEnv(VectorEnv):
     # -- kernel call --------------------------------------------------------------------------
 
     def _run(self) -> int:
-        t = self._source.table
-        s, o = self._state, self._out
-        if self.parallel:
-            driver = partial(kernels.batch_step_parallel, 4 * numba.get_num_threads())
-        else:
-            driver = kernels.batch_step
-        return int(
-            driver(
-                self.kind,
-                self._task,
-                self._actions,
-                self._reset_slot,
-                t.cells,
-                t.dead,
-                t.start_boxes,
-                t.n_boxes,
-                t.start_player,
-                self._template._offsets,
-                self._params,
-                s["slot"],
-                s["player"],
-                s["n_boxes"],
-                s["on_goal"],
-                s["steps"],
-                s["moves"],
-                s["pushes"],
-                s["box_at"],
-                s["box_pos"],
-                s["obs"],
-                s["masks"],
-                s["stamps"],
-                s["seen"],
-                s["stack"],
-                s["queue"],
-                s["parent"],
-                s["dist"],
-                s["plan"],
-                s["parent8"],
-                s["walk"],
-                s["trail"],
-                o["rewards"],
-                o["terminated"],
-                o["truncated"],
-                o["illegal"],
-                o["deadlock"],
-                o["last_moves"],
-            )
-        )
+        args = (self._opts, self._tables, self._state, self._scratch, self._out, self._cmd)
+        if not self.parallel:
+            if self._driver is None:
+                self._driver = compiled(kernels.batch_step, *args)
+            return int(self._driver(*args))
+        n_chunks = 4 * numba.get_num_threads()
+        if self._driver is None:
+            self._driver = compiled(kernels.batch_step_parallel, n_chunks, *args)
+        return int(self._driver(n_chunks, *args))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_driver"] = None  # compiled functions do not pickle; a copy binds its own
+        return state
 
     def _plan_resets(self, envs: np.ndarray, level_index: Any = None) -> None:
         """Choose levels for the sub-envs ``envs`` and mark them for reset in ``self._task``."""
@@ -245,7 +193,7 @@ class SokobanVectorEnv(VectorEnv):
             # each env's slot now holds a new level: forget the slot, so the kernel's reset
             # re-initialises the env's reachability stamps for the new walls (as the single
             # env does for generated levels)
-            self._state["slot"][envs] = -1
+            self._state.slot[envs] = -1
             return
         k = envs.shape[0]
         if level_index is not None:
@@ -316,7 +264,7 @@ class SokobanVectorEnv(VectorEnv):
         self._actions[:] = acts
         stepping = ~self._needs_reset
         if self._template.illegal_action == "raise":
-            masks = self._state["masks"]
+            masks = self._state.masks
             rows = np.flatnonzero(stepping)
             bad_rows = rows[~masks[rows, self._actions[rows]]]
             if bad_rows.size:
@@ -330,33 +278,30 @@ class SokobanVectorEnv(VectorEnv):
             self._plan_resets(resetting)
         reward_fn = self._template._reward_fn
         if reward_fn is not None:
-            before = self._state["on_goal"].copy()
-            pushes_before = self._state["pushes"].copy()
+            before = self._state.on_goal.copy()
         n_done = self._run()
         out = self._out
-        rewards = out["rewards"].copy()
+        rewards = out.rewards.copy()
         if reward_fn is not None:
             s = self._state
-            solved = s["on_goal"] == s["n_boxes"]
-            pushed = s["pushes"] - pushes_before
             rewards = np.asarray(
                 reward_fn(
                     StepOutcome(
                         before,
-                        s["on_goal"].copy(),
-                        s["n_boxes"].copy(),
-                        solved,
-                        out["last_moves"].copy(),
-                        pushed,
-                        out["illegal"].copy(),
-                        out["deadlock"].copy(),
+                        s.on_goal.copy(),
+                        s.n_boxes.copy(),
+                        s.on_goal == s.n_boxes,
+                        out.last_moves.copy(),
+                        out.last_pushes.copy(),
+                        out.illegal.copy(),
+                        out.deadlock.copy(),
                     )
                 ),
                 dtype=np.float64,
             ).reshape(self.num_envs)
             rewards[resetting] = 0.0
-        terminated = out["terminated"].copy()
-        truncated = out["truncated"].copy()
+        terminated = out.terminated.copy()
+        truncated = out.truncated.copy()
         done = terminated | truncated
         if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
             self._needs_reset = done
@@ -388,7 +333,7 @@ class SokobanVectorEnv(VectorEnv):
         """Legal actions of every sub-env: bool[num_envs, n_actions]."""
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
-        return self._state["masks"].copy()
+        return self._state.masks.copy()
 
     def render(self) -> tuple[Any, ...] | None:
         """One XSB text ("ansi") or RGB frame ("rgb_array") per sub-env."""
@@ -407,13 +352,13 @@ class SokobanVectorEnv(VectorEnv):
     def planes(self) -> np.ndarray:
         """Observation planes of every sub-env, uint8[num_envs, C, H, W] (a copy)."""
         tpl = self._template
-        return self._state["obs"].reshape(self.num_envs, tpl._n_planes, *tpl.obs_size).copy()
+        return self._state.obs.reshape(self.num_envs, tpl._n_planes, *tpl.obs_size).copy()
 
     # -- helpers ------------------------------------------------------------------------------
 
     def _observations(self, force_copy: bool = False) -> np.ndarray:
         tpl = self._template
-        planes = self._state["obs"].reshape(self.num_envs, tpl._n_planes, *tpl.obs_size)
+        planes = self._state.obs.reshape(self.num_envs, tpl._n_planes, *tpl.obs_size)
         if tpl.obs_mode == "rgb":
             from soko_gym.envs.render.rgb import draw_planes_batch
 
@@ -423,15 +368,15 @@ class SokobanVectorEnv(VectorEnv):
     def _infos(self) -> dict[str, Any]:
         s, o = self._state, self._out
         info = {
-            "pushes": s["pushes"].copy(),
-            "moves": s["moves"].copy(),
-            "boxes_on_goals": s["on_goal"].copy(),
-            "solved": s["on_goal"] == s["n_boxes"],
+            "pushes": s.pushes.copy(),
+            "moves": s.moves.copy(),
+            "boxes_on_goals": s.on_goal.copy(),
+            "solved": s.on_goal == s.n_boxes,
             "level_index": self._level_index.copy(),
-            "illegal_action": o["illegal"].copy(),
-            "deadlock": o["deadlock"].copy(),
-            "last_moves": o["last_moves"].copy(),
-            "action_mask": s["masks"].copy(),
+            "illegal_action": o.illegal.copy(),
+            "deadlock": o.deadlock.copy(),
+            "last_moves": o.last_moves.copy(),
+            "action_mask": s.masks.copy(),
         }
         for key in _INFO_KEYS:
             info[f"_{key}"] = self._all
@@ -442,21 +387,21 @@ class SokobanMoveVectorEnv(SokobanVectorEnv):
     """Vector form of ``SokobanMoveEnv`` (see ``SokobanVectorEnv`` for the extra arguments)."""
 
     single_env_class = SokobanMoveEnv
-    kind = kernels.KIND_MOVE
+    kind = KIND_MOVE
 
 
 class SokobanPushVectorEnv(SokobanVectorEnv):
     """Vector form of ``SokobanPushEnv`` (see ``SokobanVectorEnv`` for the extra arguments)."""
 
     single_env_class = SokobanPushEnv
-    kind = kernels.KIND_PUSH
+    kind = KIND_PUSH
 
 
 class SokobanMacroVectorEnv(SokobanVectorEnv):
     """Vector form of ``SokobanMacroEnv`` (see ``SokobanVectorEnv`` for the extra arguments)."""
 
     single_env_class = SokobanMacroEnv
-    kind = kernels.KIND_MACRO
+    kind = KIND_MACRO
 
 
 def make_vec(env_id: str, num_envs: int = 1, **kwargs: Any) -> SokobanVectorEnv:

@@ -147,33 +147,31 @@ def generate_level(
     max_steps = _walk_length(n_floor, n_boxes)
     state = rng.integers(1, np.iinfo(np.uint64).max, size=2, dtype=np.uint64, endpoint=True)
     zobrist = _zobrist(n_cells)
-    cells = np.empty(n_cells, dtype=np.uint8)
-    goals = np.empty(n_boxes, dtype=np.int32)
-    boxes = np.empty(n_boxes, dtype=np.int32)
-    lurd = np.empty(max_steps * (n_cells + 1), dtype=np.uint8)
-    shape = ROOM_SHAPES[room_shape]
+    out = kernels.GenLevel(
+        cells=np.empty(n_cells, dtype=np.uint8),
+        goals=np.empty(n_boxes, dtype=np.int32),
+        boxes=np.empty(n_boxes, dtype=np.int32),
+        lurd=np.empty(max_steps * (n_cells + 1), dtype=np.uint8),
+    )
+    spec = kernels.gen_spec(
+        height=height,
+        width=width,
+        n_floor=n_floor,
+        shape=ROOM_SHAPES[room_shape],
+        n_walks=_N_WALKS,
+        max_steps=max_steps,
+        keep_prob=_KEEP_PROB,
+        max_switches=n_boxes,
+        min_pushes=min_pushes,
+    )
     statuses: dict[str, int] = {}
     for _ in range(max_tries):
         status, player, pushes, n_chars, bound = kernels.generate_candidate(
-            height,
-            width,
-            n_floor,
-            shape,
-            _N_WALKS,
-            max_steps,
-            _KEEP_PROB,
-            n_boxes,
-            min_pushes,
-            zobrist,
-            state,
-            cells,
-            goals,
-            boxes,
-            lurd,
+            spec, zobrist, state, out
         )
         if status == kernels.GEN_OK:
-            level = _to_level(cells, boxes, int(player), width)
-            solution = lurd[:n_chars].tobytes().decode("ascii")
+            level = _to_level(out.cells, out.boxes, int(player), width)
+            solution = out.lurd[:n_chars].tobytes().decode("ascii")
             if verify(level, solution).ok:
                 return GeneratedLevel(level, solution, int(pushes), int(bound))
             status = kernels.GEN_NO_REPLAY

@@ -13,7 +13,8 @@ import torch  # noqa: E402
 from agents import train as train_mod  # noqa: E402
 from agents.bc import BCData, accuracy, behaviour_clone, load_bc_data  # noqa: E402
 from agents.evaluation import evaluate, make_eval_env  # noqa: E402
-from agents.train import load_agent, plot_learning_curve, require_rl, train  # noqa: E402
+from agents.models import load_model  # noqa: E402
+from agents.train import plot_learning_curve, require_rl, train  # noqa: E402
 from agents.train_config import (  # noqa: E402
     BCConfig,
     EnvConfig,
@@ -23,7 +24,6 @@ from agents.train_config import (  # noqa: E402
     env_kwargs_of,
     eval_level_list,
     frame_size,
-    parse_levels,
     parse_reward,
 )
 from soko_gym.cli import main as soko_main  # noqa: E402
@@ -55,15 +55,6 @@ def tiny_config(tmp_path, name="run", **overrides):
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
-
-
-def test_parse_levels__generated_specs_and_fixed_sources():
-    assert parse_levels("generated:7x9:2") == ("generated", {"width": 7, "height": 9, "n_boxes": 2})
-    assert parse_levels("generated") == ("generated", {})
-    assert parse_levels("generated:3") == ("generated", {"n_boxes": 3})
-    assert parse_levels("microban:1-5") == ("microban:1-5", None)
-    with pytest.raises(ValueError, match="generated"):
-        parse_levels("generated:7by7")
 
 
 def test_parse_reward__names_and_coefficients():
@@ -104,18 +95,18 @@ def test_train__maskable_ppo_writes_checkpoints_csv_and_png(tmp_path):
     assert result.final_eval.solve_rate == float(rows[-1]["solve_rate"])
 
 
-def test_load_agent__gives_the_model_and_its_env(tmp_path):
+def test_load_model__gives_the_model_and_its_env(tmp_path):
     from sb3_contrib import MaskablePPO
 
     result = train(tiny_config(tmp_path, steps=128, eval_every=0, checkpoint_every=0))
-    model, meta = load_agent(result.model_path)
+    model, meta = load_model(result.model_path, require_meta=True)
     assert isinstance(model, MaskablePPO)
     assert meta["env_id"] == "Sokoban-Push-v0" and meta["algo"] == "maskable-ppo"
     assert meta["env_kwargs"]["obs_size"] == [6, 6] and meta["timesteps"] == 128
     direct = MaskablePPO.load(result.model_path)  # also loadable without soko-gym's helper
     assert direct.soko_meta == meta  # the metadata is in the zip as well
     result.model_path.with_suffix(".json").unlink()
-    assert load_agent(result.model_path)[1] == meta
+    assert load_model(result.model_path, require_meta=True)[1] == meta
 
 
 def test_train__same_seed_same_run(tmp_path):
@@ -125,7 +116,7 @@ def test_train__same_seed_same_run(tmp_path):
     ]
 
     def params(run):
-        model, _ = load_agent(run.model_path)
+        model, _ = load_model(run.model_path, require_meta=True)
         return torch.cat([p.detach().flatten() for p in model.policy.parameters()])
 
     def evals(run):
@@ -144,7 +135,7 @@ def test_train__ppo_and_dqn_run(tmp_path, algo):
     config = tiny_config(tmp_path, algo=algo, checkpoint_every=0)
     config.dqn.learning_starts = 64
     result = train(config)
-    model, meta = load_agent(result.model_path)
+    model, meta = load_model(result.model_path, require_meta=True)
     assert meta["algo"] == algo and type(model).__name__ == algo.upper()
     assert len(read_csv(result.out / "eval.csv")) == 2
 
@@ -258,7 +249,7 @@ def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
     phases = [(r["phase"], r["timesteps"]) for r in read_csv(result.out / "eval.csv")]
     assert phases[0] == ("bc", "0") and phases[-1] == ("rl", "128")
     assert (result.out / "bc_model.zip").is_file()
-    _, meta = load_agent(result.model_path)
+    _, meta = load_model(result.model_path, require_meta=True)
     assert meta["algo"] == "maskable-ppo" and meta["trained_with"] == "bc"
 
 
@@ -349,3 +340,32 @@ def test_train__maskable_ppo_learns_small_generated_levels(tmp_path, request):
     config.ppo = PPOConfig(learning_rate=2e-3, batch_size=256)
     result = train(config)
     assert result.final_eval.solve_rate >= 0.8
+
+
+def test_train_flags__generated_from_the_config_dataclasses():
+    from dataclasses import asdict, fields
+
+    from agents.train import _SECTIONS, config_from_args
+    from soko_gym.cli import build_parser
+
+    parser = build_parser()
+    assert asdict(config_from_args(parser.parse_args(["train", "--out", "o"]))) == asdict(
+        TrainConfig(out="o")
+    )
+    help_text = parser._subparsers._group_actions[0].choices["train"].format_help()
+    for _, cls, prefix in _SECTIONS:  # every field of every section has its flag
+        for f in fields(cls):
+            assert "--" + (prefix + f.name).replace("_", "-") in help_text, f.name
+    args = parser.parse_args(
+        ["train", "--out", "o", "--env", "Sokoban-Move-v0", "--no-dead-plane", "--lr", "0.1"]
+        + ["--ppo-clip-range", "0.3", "--bc-lr", "0.5", "--obs-size", "8", "9", "--layers", "3"]
+    )
+    config = config_from_args(args)
+    assert config.env.env_id == "Sokoban-Move-v0" and config.env.dead_plane is False
+    assert config.env.obs_size == (8, 9) and config.network.n_layers == 3
+    assert (config.ppo.learning_rate, config.dqn.learning_rate, config.bc.learning_rate) == (
+        0.1,
+        0.1,
+        0.5,
+    )
+    assert config.ppo.clip_range == 0.3

@@ -25,9 +25,13 @@ def test_solve__writes_jsonl_with_every_field(tmp_path, capsys):
         "pushes",
         "moves",
         "nodes",
+        "generated",
         "seconds",
+        "stats",
+        "commit",
     }
     assert keys <= set(rows[0]) and all(r["solved"] and r["optimal"] for r in rows)
+    assert rows[0]["commit"].startswith(("git:", "soko-gym "))
     out = capsys.readouterr().out
     assert "| astar | 2/2 | 2 |" in out
 

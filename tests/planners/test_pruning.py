@@ -88,7 +88,8 @@ def test_wall_lines__cut_expanded_nodes():
 
 def test_pruning__defaults_and_greedy():
     planner = AStarPlanner()
-    assert (planner.pi_corrals, planner.corral_deadlocks, planner.wall_lines) == (
+    options = planner.options
+    assert (options.pi_corrals, options.corral_deadlocks, options.wall_lines) == (
         True,
         False,
         True,

@@ -1,9 +1,11 @@
+import argparse
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 
 import pytest
 
-from soko_gym.cli import main
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs, field_docs, main
 
 MICROBAN_1 = "dlUrrrdLullddrUluRuulDrddrruLdlUU"
 
@@ -61,3 +63,61 @@ def test_soko__bad_input_is_a_one_line_error(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+# -- config dataclasses as options -----------------------------------------------------------
+
+
+@dataclass
+class _Opts:
+    """Toy options.
+
+    Attributes:
+        name: a name
+            that wraps.
+        count: how many.
+        ratio: a ratio or None.
+        size: rows and cols.
+        widths: any number of widths.
+        fast: go fast.
+    """
+
+    name: str = "a"
+    count: int = 3
+    ratio: float | None = None
+    size: tuple[int, int] | None = None
+    widths: list[int] = field(default_factory=list)
+    fast: bool = True
+
+
+def _parse(argv, **kw):
+    parser = argparse.ArgumentParser()
+    add_dataclass_options(parser, _Opts, **kw)
+    return _Opts(**dataclass_kwargs(_Opts, parser.parse_args(argv), prefix=kw.get("prefix", "")))
+
+
+def test_field_docs__reads_wrapped_attribute_entries():
+    assert field_docs(_Opts) == {
+        "name": "a name that wraps.",
+        "count": "how many.",
+        "ratio": "a ratio or None.",
+        "size": "rows and cols.",
+        "widths": "any number of widths.",
+        "fast": "go fast.",
+    }
+
+
+def test_dataclass_options__defaults_kept_and_every_kind_parsed():
+    assert _parse([]) == _Opts()
+    got = _parse(
+        ["--name", "b", "--count", "5", "--ratio", "0.5", "--size", "4", "6", "--widths", "1", "2"]
+        + ["--no-fast"]
+    )
+    assert got == _Opts("b", 5, 0.5, (4, 6), [1, 2], False)
+
+
+def test_dataclass_options__prefix_aliases_and_choices():
+    got = _parse(["--x-count", "7", "-n", "z"], prefix="x-", aliases={"name": ["-n"]})
+    assert (got.count, got.name) == (7, "z")
+    with pytest.raises(SystemExit):
+        _parse(["--name", "q"], choices={"name": ("a", "b")})

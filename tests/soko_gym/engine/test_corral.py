@@ -19,7 +19,6 @@ from soko_gym.engine.corral import (
     OUT_N_CORRALS,
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
-    PARAM_BUDGET,
     PARAM_MEMO,
     CorralAnalysis,
     corral_deadlock,
@@ -201,17 +200,9 @@ def _expected_status_and_proof(ct, state):
     for k in range(int(ct.out[OUT_N_CORRALS])):
         if ct.info[k, INFO_NEEDS_PUSH] == 0:
             continue
-        status = corral_deadlock(
-            ct.cells, ct.dead, ct.offsets, ct.zobrist, state.box_at, ct.region, ct.barrier,
-            ct.info, k, player, int(ct.params[PARAM_BUDGET]), ct.sub_box_at, ct.sub_nodes,
-            ct.sub_hash, ct.sub_player, ct.sub_pos, ct.sub_pushes, ct.stamps, ct.stack, ct.seen,
-            ct.trail,
-        )  # fmt: skip
+        status = corral_deadlock(ct, state.box_at, k, player)
         if status == CORRAL_DEADLOCK:
-            _, _, norm = corral_key(
-                ct.offsets, ct.zobrist, state.box_at, ct.region, ct.barrier, ct.info, k,
-                player, ct.sub_box_at, ct.stamps, ct.stack,
-            )  # fmt: skip
+            _, _, norm = corral_key(ct, state.box_at, k, player)
             bs, bl = ct.info[k, INFO_BARRIER_START], ct.info[k, INFO_BARRIER_LEN]
             rs, rl = ct.info[k, INFO_REGION_START], ct.info[k, INFO_REGION_LEN]
             region = ct.region[rs : rs + rl]

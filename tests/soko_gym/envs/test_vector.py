@@ -42,7 +42,7 @@ def test_vector__equals_single_envs_in_lockstep(env_id, parallel):
         assert np.array_equal(o, obs[i])
     rng = np.random.default_rng(0)
     ended = np.zeros(n, dtype=bool)
-    n_ended = 0
+    n_ended = n_illegal = n_deadlock = 0
     for _ in range(60):
         actions = choose_actions(venv.action_masks(), rng)
         obs, rewards, term, trunc, info = venv.step(actions)
@@ -54,12 +54,24 @@ def test_vector__equals_single_envs_in_lockstep(env_id, parallel):
             o, r, te, tr, inf = env.step(actions[i])
             assert np.array_equal(o, obs[i])
             assert r == pytest.approx(rewards[i]) and (te, tr) == (term[i], trunc[i])
-            for key in ("moves", "pushes", "illegal_action", "deadlock", "last_moves"):
+            for key in (
+                "moves",
+                "pushes",
+                "boxes_on_goals",
+                "solved",
+                "level_index",
+                "illegal_action",
+                "deadlock",
+                "last_moves",
+            ):
                 assert inf[key] == info[key][i], key
             assert np.array_equal(inf["action_mask"], info["action_mask"][i])
+            n_illegal += int(inf["illegal_action"])
+            n_deadlock += int(inf["deadlock"])
         ended = term | trunc
         n_ended += int(ended.sum())
     assert n_ended > 3  # episodes ended by solving, deadlock or the time limit
+    assert n_illegal > 3 and n_deadlock > 3  # the no-op and deadlock paths were compared too
 
 
 def test_vector__same_step_autoreset_reports_final_observation():
@@ -125,10 +137,28 @@ def test_vector__bad_arguments_raise_value_error():
         soko_gym.make_vec("Sokoban-Push-v0", 2, colour="red")
 
 
-def test_vector__render_gives_one_frame_per_env():
-    venv = soko_gym.make_vec("Sokoban-Move-v0", 2, levels="microban:1", render_mode="ansi")
-    venv.reset(seed=0)
-    texts = venv.render()
-    assert len(texts) == 2 and soko_gym.Level.from_xsb(texts[0]) == soko_gym.load_levels(
-        "microban:1"
-    )[0].__class__.from_xsb(texts[1])
+@pytest.mark.parametrize("render_mode", ["ansi", "rgb_array"])
+def test_vector__render_gives_one_frame_per_env_as_the_single_env_draws_it(render_mode):
+    levels = soko_gym.load_levels("microban:1-2")
+    venv = soko_gym.make_vec(
+        "Sokoban-Move-v0", 2, levels=levels, render_mode=render_mode, level_order="sequential"
+    )
+    _, info = venv.reset(seed=0)
+    assert info["level_index"].tolist() == [0, 1]
+    singles = [gym.make("Sokoban-Move-v0", levels=[lv], render_mode=render_mode) for lv in levels]
+    for env in singles:
+        env.reset(seed=0)
+    actions = np.array([1, 3])  # microban 1: down; microban 2: right (both legal)
+    for _ in range(2):
+        frames = venv.render()
+        assert len(frames) == 2
+        for i, env in enumerate(singles):
+            assert np.array_equal(np.asarray(frames[i]), np.asarray(env.render()))
+        venv.step(actions)
+        for i, env in enumerate(singles):
+            env.step(int(actions[i]))
+    if render_mode == "ansi":  # and the first frames are the levels themselves
+        venv.reset(seed=0)
+        assert [soko_gym.Level.from_xsb(t).rows for t in venv.render()] == [
+            lv.rows for lv in levels
+        ]

@@ -28,7 +28,7 @@ def test_vector_env__generated_levels_match_the_single_env_after_autoreset(env_i
     for _ in range(40):
         masks = venv.action_masks()
         texts = venv.render()
-        for i in np.flatnonzero(venv._state["steps"] == 0).tolist():  # fresh episodes
+        for i in np.flatnonzero(venv._state.steps == 0).tolist():  # fresh episodes
             env = gym.make(env_id, levels=[Level.from_xsb(texts[i])], obs_size=(7, 7))
             single_obs, info = env.reset(seed=0)
             assert np.array_equal(single_obs, obs[i])

@@ -1,7 +1,6 @@
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -193,18 +192,6 @@ def test_draw_planes_batch__equals_per_item_draw():
         assert pictures.dtype == np.uint8
         for planes, picture in zip(batch, pictures, strict=True):
             assert np.array_equal(picture, draw_planes(planes, tile_size))
-
-
-def test_draw_planes_batch__is_fast_for_a_vector_env():
-    level = soko_gym.load_levels("boxoban-hard")[0]
-    batch = np.repeat(level_planes(level, 10, 10)[None], 1024, axis=0)
-    draw_planes_batch(batch, 8)
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        draw_planes_batch(batch, 8)
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.1  # ~3 ms on a laptop core; generous for shared CI machines
 
 
 @pytest.mark.parametrize("tile_size", [0, -3, 2.0, "8", True, None])

@@ -14,9 +14,9 @@ limit (actions of the Push env are pushes). Target: at least 50% solved.
 Prints a markdown table with the machine it ran on and the equivalent ``soko train`` command;
 the run folder keeps the model, ``eval.csv``, ``progress.csv`` and ``learning_curve.png``.
 
-    python benchmarks/agents.py 7x7 --out runs/bench_agents_7x7
-    python benchmarks/agents.py 7x7 --minutes 3       # a short check of the set-up
-    python benchmarks/agents.py boxoban --out runs/bench_agents_boxoban
+    python benchmarks/bench_agents.py 7x7 --out runs/bench_agents_7x7
+    python benchmarks/bench_agents.py 7x7 --minutes 3       # a short check of the set-up
+    python benchmarks/bench_agents.py boxoban --out runs/bench_agents_boxoban
 """
 
 from __future__ import annotations
@@ -29,33 +29,15 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-# this script is named like the package it runs: import the package, not the script
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-from agents.train import train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.train import train
+from agents.train_config import (
     BCConfig,
     EnvConfig,
     NetworkConfig,
     PPOConfig,
     TrainConfig,
 )
-
-
-def machine_line() -> str:
-    """The machine line of ``benchmarks/engine.py``.
-
-    Loaded by path: this folder holds scripts named like the packages (``planners.py``, this
-    one), so it never goes on ``sys.path``.
-    """
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_bench_engine", _HERE / "engine.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module.machine_line()
-
+from soko_gym.provenance import machine_line
 
 TARGETS = {
     "7x7": (
@@ -189,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         collect_missing(config.bc.dataset)
     result = train(config)
     ev = result.final_eval
-    print(f"## Learned agents: `python benchmarks/agents.py {args.target}`\n")
+    print(f"## Learned agents: `python benchmarks/bench_agents.py {args.target}`\n")
     print(machine_line() + "\n")
     print("| Measurement | Result | Notes |")
     print("|---|---:|---|")

@@ -18,13 +18,12 @@ from typing import Any
 import numpy as np
 
 from planners._kernels import vicinity as k
-from planners.optimize import OptimizeContext, path_positions
-from planners.optimize.vicinity import box_squares, search_set, unique_rows
+from planners.optimizers.context import OptimizeContext, path_positions
+from planners.optimizers.vicinity import box_squares, search_set, unique_rows
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps, reach_player
 
 METHOD = "global"
-ORDER = 50
 
 DEFAULTS: dict[str, Any] = {
     "max_level_configs": 10**8,  # run only on levels with at most this many box configurations

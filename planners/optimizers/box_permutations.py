@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from planners._kernels import boxperm
+from planners._kernels.heap import Heap, new_heap
+from planners._kernels.replay import new_walk_scratch
 from planners._kernels.table import EMPTY, new_table, rehash
-from planners.optimize import Evaluator, OptimizeContext
+from planners.optimizers.context import Evaluator, OptimizeContext
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.reach import new_stamps
+from soko_gym.engine.constants import SQUARE_DTYPE
 
 METHOD = "box-permutations"
-ORDER = 30
 
 _TABLE_START = 1 << 12
 _HEAP_START = 1 << 12
@@ -41,7 +41,7 @@ class _Path:
     """The best solution's positions, walks and box identities.
 
     Attributes:
-        codes: int32[k] push codes.
+        codes: int32[k] square pushes (``square * 4 + direction``).
         boxes: int32[k + 1, n_boxes] square of each box (by identity) before push i.
         players: int32[k + 1] player square before push i.
         ids: int64[k] identity of the box moved by push i.
@@ -61,40 +61,37 @@ class _SliceSearch:
     """Buffers of the sub-search on one board, reused from one slice to the next."""
 
     def __init__(self, board: Board, max_nodes: int, chunk: int) -> None:
-        self.board = board
+        self.board = boxperm.SliceBoard(
+            board.cells, board.dead, board.offsets, board.zobrist, int(board.width)
+        )
+        self.start_boxes = board.start_boxes
+        self.start_player = int(board.start_player)
         self.max_nodes = max_nodes
         self.chunk = chunk
-        n = board.n_cells
-        self.stamps = new_stamps(board.cells)
-        self.queue = np.empty(n, dtype=SQUARE_DTYPE)
-        self.dist = np.empty(n, dtype=SQUARE_DTYPE)
-        self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self.node_player = np.empty(max_nodes, dtype=SQUARE_DTYPE)
-        self.node_parent = np.empty(max_nodes, dtype=SQUARE_DTYPE)
-        self.node_push = np.empty(max_nodes, dtype=SQUARE_DTYPE)
-        self.node_g = np.empty(max_nodes, dtype=np.int64)
-        self.node_f = np.empty(max_nodes, dtype=np.int64)
-        self.node_sq = np.empty((max_nodes, 0), dtype=SQUARE_DTYPE)
-        self.heap_keys = np.empty(_HEAP_START, dtype=np.int64)
-        self.heap_nodes = np.empty(_HEAP_START, dtype=SQUARE_DTYPE)
+        self.scratch = new_walk_scratch(board.cells)
+        m = max_nodes
+        self.nodes = boxperm.SliceNodes(
+            sq=np.empty((m, 0), dtype=SQUARE_DTYPE),  # sized per slice (boxes moving)
+            player=np.empty(m, dtype=SQUARE_DTYPE),
+            parent=np.empty(m, dtype=SQUARE_DTYPE),
+            sq_push=np.empty(m, dtype=SQUARE_DTYPE),
+            g=np.empty(m, dtype=np.int64),
+            f=np.empty(m, dtype=np.int64),
+        )
+        self.heap = new_heap(_HEAP_START)
         self.table = new_table(_TABLE_START)
         self.counters = np.zeros(boxperm.N_COUNTERS, dtype=np.int64)
         self.expanded = 0
 
     def walks(self, codes: np.ndarray) -> np.ndarray:
-        """int32[k + 1]: shortest walk before each push of ``codes`` (0 after the last)."""
-        b = self.board
+        """int32[k + 1]: shortest walk before each square push of ``codes`` (0 after the last)."""
         walks = np.empty(len(codes) + 1, dtype=SQUARE_DTYPE)
         bad = boxperm.push_walks(
-            b.cells,
-            b.offsets,
-            b.start_boxes,
-            int(b.start_player),
+            self.board,
+            self.start_boxes,
+            self.start_player,
             np.ascontiguousarray(codes, dtype=SQUARE_DTYPE),
-            self.box_at,
-            self.stamps,
-            self.queue,
-            self.dist,
+            self.scratch,
             walks,
         )
         if bad >= 0:
@@ -111,7 +108,7 @@ class _SliceSearch:
         stand: int,
         bound: int,
     ) -> np.ndarray | None:
-        """Cheapest push codes from (start, player) to target below ``bound``, or None.
+        """Cheapest square pushes from (start, player) to target below ``bound``, or None.
 
         Args:
             ctx: the optimize context (its clock is polled between chunks).
@@ -122,49 +119,34 @@ class _SliceSearch:
             stand: square of the next push's player, or -1 at the end of the solution.
             bound: packed cost of the slice (``boxperm.SHIFT``); only cheaper paths count.
         """
-        b = self.board
         n = len(start)
-        if self.node_sq.shape[1] != n:
-            self.node_sq = np.empty((self.max_nodes, n), dtype=SQUARE_DTYPE)
-        if self.table[0].shape[0] > 16 * _TABLE_START:
+        if self.nodes.sq.shape[1] != n:
+            self.nodes = self.nodes._replace(sq=np.empty((self.max_nodes, n), dtype=SQUARE_DTYPE))
+        if self.table.hashes.shape[0] > 16 * _TABLE_START:
             self.table = new_table(_TABLE_START)
         else:
-            self.table[1].fill(EMPTY)
-        self.node_sq[0] = start
-        self.node_player[0] = player
+            self.table.players.fill(EMPTY)
+        nodes = self.nodes
+        nodes.sq[0] = start
+        nodes.player[0] = player
         counters = self.counters
         counters[:] = 0
         counters[boxperm.C_BEST_NODE] = -1
         counters[boxperm.C_BEST_KEY] = bound
-        moved = np.empty(n, dtype=SQUARE_DTYPE)
-        self.box_at[fixed] = 0
+        box_at = self.scratch.box_at
+        box_at[fixed] = 0
+        goal = boxperm.SliceGoal(target, int(stand), int(ctx.metric == "pushes"))
         try:
             while True:
                 status = boxperm.search_slice(
-                    b.cells,
-                    b.dead,
-                    b.offsets,
-                    b.zobrist,
-                    int(b.width),
-                    self.box_at,
-                    target,
-                    int(stand),
-                    int(ctx.metric == "pushes"),
-                    int(self.chunk),
-                    self.node_sq,
-                    self.node_player,
-                    self.node_parent,
-                    self.node_push,
-                    self.node_g,
-                    self.node_f,
-                    self.heap_keys,
-                    self.heap_nodes,
-                    *self.table,
-                    self.stamps,
-                    self.queue,
-                    self.dist,
-                    moved,
+                    self.board,
+                    goal,
+                    nodes,
+                    self.heap,
+                    self.table,
+                    self.scratch,
                     counters,
+                    int(self.chunk),
                 )
                 if status == boxperm.GROW_HEAP:
                     self._grow_heap()
@@ -176,28 +158,28 @@ class _SliceSearch:
                 else:
                     break
         finally:
-            self.box_at[fixed] = -1
+            box_at[fixed] = -1
             self.expanded += int(counters[boxperm.C_EXPANDED])
         node = int(counters[boxperm.C_BEST_NODE])
         if node < 0:
             return None
         out = []
         while node > 0:
-            out.append(int(self.node_push[node]))
-            node = int(self.node_parent[node])
+            out.append(int(nodes.sq_push[node]))
+            node = int(nodes.parent[node])
         return np.array(out[::-1], dtype=SQUARE_DTYPE)
 
     def _grow_heap(self) -> None:
-        cap = 2 * self.heap_keys.shape[0]
+        cap = 2 * self.heap.keys.shape[0]
         size = int(self.counters[boxperm.C_HEAP])
         keys = np.empty(cap, dtype=np.int64)
         nodes = np.empty(cap, dtype=SQUARE_DTYPE)
-        keys[:size] = self.heap_keys[:size]
-        nodes[:size] = self.heap_nodes[:size]
-        self.heap_keys, self.heap_nodes = keys, nodes
+        keys[:size] = self.heap.keys[:size]
+        nodes[:size] = self.heap.nodes[:size]
+        self.heap = Heap(keys, nodes)
 
     def _grow_table(self) -> None:
-        bigger = new_table(2 * self.table[0].shape[0])
+        bigger = new_table(2 * self.table.hashes.shape[0])
         rehash(*self.table, *bigger)
         self.table = bigger
 

@@ -25,11 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from planners._kernels.permute import position_keys
-from planners.optimize import OptimizeContext
-from planners.optimize.permutations import PushTrace
+from planners.optimizers.context import OptimizeContext
+from planners.optimizers.permutations import PushTrace
 
 METHOD = "rearrange"
-ORDER = 5  # first: its cycle cutting works best before permutations reorder pushes
 DEFAULT_SESSION_LIMIT = 1500
 DEFAULT_MAX_SUCCESSORS = 8
 DEFAULT_MAX_SPAN = 300

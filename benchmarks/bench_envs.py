@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -23,9 +21,7 @@ import numpy as np
 import soko_gym
 from soko_gym.engine import batch as batch_kernels
 from soko_gym.levels import generate_level
-
-sys.path.insert(0, str(Path(__file__).parent))
-from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+from soko_gym.provenance import machine_line
 
 LEVELS = "boxoban-unfiltered-train"
 SEED = 2024
@@ -529,6 +525,37 @@ def bench_generator(cfg: Settings) -> list[Row]:
     ]
 
 
+def bench_render(cfg: Settings) -> list[Row]:
+    """Frames per second of the vectorised RGB blitter (a vector env's ``render``).
+
+    Args:
+        cfg: timing settings.
+
+    Returns:
+        Table rows.
+    """
+    from soko_gym.envs.render.rgb import draw_planes_batch
+
+    env = gym.make("Sokoban-Push-v0", levels="boxoban-hard:1", obs_size=10)
+    planes, _ = env.reset(seed=SEED)
+    env.close()
+    rows = []
+    for n_env in (1, 1024):
+        batch = np.repeat(planes[None], n_env, axis=0)
+        secs = best_seconds(lambda b=batch: draw_planes_batch(b, 8), cfg)
+        rows.append(
+            Row(
+                "draw_planes_batch, 10x10, tile 8 (frames/s)",
+                f"{n_env:,}",
+                fmt_rate(n_env / secs),
+                "",
+                "",
+                f"{secs * 1e3:.2f} ms per batch (was a test's 'under 0.1 s' for 1,024)",
+            )
+        )
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
@@ -580,6 +607,7 @@ def main() -> None:
     rows += bench_vector(cfg, sizes)
     breakdown = bench_breakdown(cfg, 1024)
     rows += bench_generator(cfg)
+    rows += bench_render(cfg)
     elapsed = time.perf_counter() - t0
 
     mode = "quick" if args.quick else "full"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from numba import njit
 
@@ -26,6 +24,7 @@ from soko_gym.engine.constants import SQUARE_DTYPE, WALL
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.engine.zobrist import full_hash
+from soko_gym.provenance import machine_line
 
 LEVEL_SPEC = "sasquatch:49"
 REACH_TARGET_US = 0.5  # issue target: reach_player on the box-free board
@@ -458,22 +457,6 @@ def bench_start(cfg: Settings) -> list[Row]:
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
-
-
-def machine_line() -> str:
-    """One markdown line describing the machine and library versions."""
-    cpu = platform.processor()
-    if not cpu:  # empty on most Linux systems: fall back to the kernel's CPU model name
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as f:
-                names = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")]
-            cpu = names[0] if names else "?"
-        except OSError:
-            cpu = "?"
-    return (
-        f"**Machine:** {cpu} / {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}"
-    )
 
 
 def markdown_table(rows: list[Row]) -> str:

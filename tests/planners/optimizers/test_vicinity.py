@@ -4,8 +4,14 @@ import pytest
 import planners
 import soko_gym
 from planners import SearchLimits
-from planners.optimize import Evaluator, MethodStats, OptimizeContext, encode, path_positions
-from planners.optimize.vicinity import nearest_squares, search_set, unique_rows, vicinity_set
+from planners.optimizers.context import (
+    Evaluator,
+    MethodStats,
+    OptimizeContext,
+    encode,
+    path_positions,
+)
+from planners.optimizers.vicinity import nearest_squares, search_set, unique_rows, vicinity_set
 
 # one box two pushes left of its goal
 ROOM = """\
@@ -122,7 +128,7 @@ def test_vicinity__stops_when_time_is_out():
     level = soko_gym.Level.from_xsb(ROOM)
     ctx = context(level, DETOUR, "moves")
     ctx.deadline = 0.0  # already past
-    from planners.optimize import vicinity
+    from planners.optimizers import vicinity
 
     vicinity.improve(ctx)
     assert ctx.best_pushes == 4 and ctx.stats.candidates == 0

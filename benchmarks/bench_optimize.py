@@ -2,7 +2,7 @@
 
 Suites: XSokoban level 1 from the A* solution (97 pushes), the A* solutions of Microban
 (solved here first at 10 s per level, or read from a ``soko solve --jsonl`` file), and with
-``--fess-solutions FILE`` the FESS solutions of XSokoban written by ``benchmarks/fess.py
+``--fess-solutions FILE`` the FESS solutions of XSokoban written by ``benchmarks/bench_fess.py
 xsokoban --jsonl FILE`` (all methods, ``--fess-time`` seconds per level). ``--only-fess`` runs
 that suite alone. Prints a markdown table with the machine it ran on.
 """
@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from pathlib import Path
 
-# benchmarks/planners.py is named like the package: keep this folder off the import path
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import planners  # noqa: E402
-import soko_gym  # noqa: E402
-from planners import SearchLimits  # noqa: E402
-from planners.optimize import available_methods, optimize  # noqa: E402
-
-sys.path.append(str(_HERE))
-from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+# benchmarks/bench_planners.py is named like the package: keep this folder off the import path
+import planners
+import soko_gym
+from planners import SearchLimits
+from planners.optimizers import available_methods, optimize
+from soko_gym.provenance import machine_line
 
 
 def astar_solutions(source: str, seconds: float) -> list[tuple[str, str]]:
@@ -94,7 +88,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--metric", choices=("moves", "pushes"), default="moves")
     parser.add_argument(
-        "--fess-solutions", default=None, help="benchmarks/fess.py --jsonl file (XSokoban)"
+        "--fess-solutions", default=None, help="benchmarks/bench_fess.py --jsonl file (XSokoban)"
     )
     parser.add_argument(
         "--fess-time", type=float, default=60.0, help="seconds per FESS solution (default 60)"

@@ -15,17 +15,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
-from pathlib import Path
 
-# this script is named like the package it measures: import the package, not the script
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import planners  # noqa: E402
-import soko_gym  # noqa: E402
-from planners import SearchLimits  # noqa: E402
-
-sys.path.append(str(_HERE))
-from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+import planners
+import soko_gym
+from planners import SearchLimits
+from planners.records import solve_record
+from soko_gym.provenance import machine_line
 
 
 @dataclass(frozen=True)
@@ -80,20 +75,22 @@ SUITES = {
 }
 
 
-def solve_one(planner: str, seconds: float, memory_mb: float, index: int, xsb: str) -> dict:
-    """Solve one level (runs in worker processes too); a JSON-ready record."""
+def solve_one(
+    planner: str, seconds: float, memory_mb: float, source: str, index: int, xsb: str
+) -> dict:
+    """Solve one level (runs in worker processes too); its ``planners.records`` record."""
     level = soko_gym.Level.from_xsb(xsb)
     result = planners.solve(
         level, planner, SearchLimits(max_seconds=seconds, max_memory_mb=memory_mb)
     )
-    return {"index": index, "title": level.title, **result.as_dict()}
+    return solve_record(source, index, level, result)
 
 
 def run_suite(suite: Suite, jobs: int, limit: int | None) -> list[dict]:
     """Every level's record, in level order."""
     levels = soko_gym.load_levels(suite.source)[:limit]
     args = [
-        (suite.planner, suite.seconds, suite.memory_mb, i, lv.to_xsb())
+        (suite.planner, suite.seconds, suite.memory_mb, suite.source, i, lv.to_xsb())
         for i, lv in enumerate(levels)
     ]
     if jobs <= 1:
@@ -141,7 +138,7 @@ def main() -> None:
     for name in args.suites:
         suite = SUITES[name]
         rows = run_suite(suite, args.jobs, args.limit)
-        records += [{"suite": name, **r} for r in rows]
+        records += [{**r, "suite": name} for r in rows]
         rows_out.append(summary_row(suite, rows))
         print(f"done: {suite.name}", file=sys.stderr)
     if args.jsonl:

@@ -1,45 +1,33 @@
-"""Solution optimizers: ``planners.optimize(level, lurd, metric="moves")``, never worse.
+"""What every optimization method works with: square pushes, move counts, the offer context.
 
-A solution is handled as its push sequence; its moves are the pushes plus the shortest walk
-before each push (``_kernels.replay``). Each method is a module of this package that defines
-``METHOD`` (its name), ``ORDER`` (its turn in the schedule) and ``improve(ctx)``, which offers
-candidate push sequences to ``ctx.offer``; the scheduler runs the methods in turn within the
-time limit and keeps the best. Metrics: "moves" (fewest moves, then fewest pushes) or "pushes"
-(fewest pushes, then fewest moves).
+A solution is handled as its *square pushes* (``square * 4 + direction`` on the level's
+board); its moves are the pushes plus the shortest walk before each push (``_kernels.replay``).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import pkgutil
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from planners._kernels.replay import replay_pushes
-from planners.limits import SearchLimits
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
-from soko_gym.errors import SolutionError
-from soko_gym.levels import Level, lurd_to_pushes, pushes_to_lurd, verify
+from soko_gym.levels import Level, lurd_to_pushes, pushes_to_lurd
 
 METRICS = ("moves", "pushes")
-_SUPPORT = {"context"}
 
 
 def encode(level: Level, lurd: str) -> np.ndarray:
-    """The push codes (``square * 4 + direction`` on ``level.board``) of a LURD string."""
+    """The square pushes (``square * 4 + direction`` on ``level.board``) of a LURD string."""
     return np.array([sq * 4 + d for sq, d in lurd_to_pushes(level, lurd)], dtype=SQUARE_DTYPE)
 
 
 def decode(level: Level, codes: np.ndarray) -> str:
-    """LURD of push codes, walking by shortest paths."""
+    """LURD of square pushes, walking by shortest paths."""
     return pushes_to_lurd(level, [divmod(int(c), 4) for c in codes])
 
 
@@ -128,7 +116,7 @@ class OptimizeContext:
         level: the level.
         metric: "moves" or "pushes".
         evaluator: scores push sequences.
-        best: push codes of the best solution (int32[k]).
+        best: square pushes of the best solution (int32[k]).
         best_moves: its moves.
         deadline: ``time.perf_counter()`` value at which the method must return (None: none).
         stats: the running method's statistics.
@@ -211,152 +199,3 @@ class OptimizeResult:
             "interrupted": self.interrupted,
             "methods": {k: vars(v) for k, v in self.methods.items()},
         }
-
-
-@functools.cache
-def _discover_methods() -> tuple[ModuleType, ...]:
-    """The method modules of this package, imported once."""
-    found = []
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_") or info.name in _SUPPORT:
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "METHOD"):
-            found.append(module)
-    return tuple(sorted(found, key=lambda m: (m.ORDER, m.METHOD)))
-
-
-def method_modules() -> dict[str, ModuleType]:
-    """Every optimization method by name, in schedule order."""
-    return {m.METHOD: m for m in _discover_methods()}
-
-
-def available_methods() -> list[str]:
-    """Method names in schedule order."""
-    return list(method_modules())
-
-
-def optimize(
-    level: Level | str,
-    lurd: str,
-    metric: str = "moves",
-    methods: list[str] | None = None,
-    limits: SearchLimits | None = None,
-    *,
-    progress: Callable[[str, str, int, int], None] | None = None,
-    options: dict[str, Any] | None = None,
-) -> OptimizeResult:
-    """Optimize a solution of ``level``; never returns a worse one.
-
-    Args:
-        level: a Level or XSB text.
-        lurd: a valid solution.
-        metric: "moves" (fewest moves, then pushes) or "pushes" (fewest pushes, then moves).
-        methods: names from ``available_methods()`` to run (default: all), in schedule order.
-        limits: ``max_seconds`` bounds the whole run (default 60 s).
-        progress: called with (method, detail, moves, pushes) on every improvement.
-        options: method options, e.g. ``{"vicinity": {"k1": 20, "k2": 10}}``.
-
-    Raises:
-        SolutionError: when ``lurd`` is not a solution (naming the first illegal step).
-        ValueError: for an unknown metric or method.
-    """
-    if isinstance(level, str):
-        level = Level.from_xsb(level)
-    if metric not in METRICS:
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    known = method_modules()
-    chosen = list(known) if methods is None else list(methods)
-    unknown = [m for m in chosen if m not in known]
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; available: {list(known)}")
-    chosen = [m for m in known if m in chosen]  # schedule order
-    limits = limits or SearchLimits(max_seconds=60)
-    check = verify(level, lurd)
-    if not check.ok:
-        raise SolutionError(check.reason, check.index if check.index is not None else len(lurd))
-    start = time.perf_counter()
-    end = None if limits.max_seconds is None else start + limits.max_seconds
-    evaluator = Evaluator(level)
-    codes = encode(level, lurd)
-    moves = evaluator.moves(codes)
-    assert moves is not None  # verified above; shortest walks only shorten it
-    stats = {m: MethodStats() for m in chosen}
-    ctx = OptimizeContext(
-        level, metric, evaluator, codes, moves, end, MethodStats(), progress, dict(options or {})
-    )
-    interrupted = False
-    try:
-        _schedule(ctx, chosen, known, stats, end)
-    except KeyboardInterrupt:
-        interrupted = True
-    return _finish(level, lurd, check.moves, check.pushes, ctx, metric, start, interrupted, stats)
-
-
-def _schedule(
-    ctx: OptimizeContext,
-    chosen: list[str],
-    known: dict[str, ModuleType],
-    stats: dict[str, MethodStats],
-    end: float | None,
-) -> None:
-    """Run the methods in turn until a whole round finds nothing or time runs out."""
-    while True:
-        before = ctx.key()
-        for i, name in enumerate(chosen):
-            now = time.perf_counter()
-            if end is not None and now >= end:
-                return
-            share = None if end is None else now + (end - now) / (len(chosen) - i)
-            ctx.deadline = share
-            ctx.stats = stats[name]
-            ctx.method = name
-            t0 = time.perf_counter()
-            try:
-                known[name].improve(ctx)
-            finally:
-                stats[name].seconds += time.perf_counter() - t0
-                stats[name].rounds += 1
-        if ctx.key() >= before:
-            return
-
-
-def _finish(
-    level: Level,
-    lurd: str,
-    in_moves: int,
-    in_pushes: int,
-    ctx: OptimizeContext,
-    metric: str,
-    start: float,
-    interrupted: bool,
-    stats: dict[str, MethodStats],
-) -> OptimizeResult:
-    out = decode(level, ctx.best)
-    check = verify(level, out)
-    better = metric_key(metric, check.moves, check.pushes) <= metric_key(
-        metric, in_moves, in_pushes
-    )
-    if not (check.ok and better):  # never return something worse or invalid
-        out, check = lurd, verify(level, lurd)
-    return OptimizeResult(
-        out,
-        check.moves,
-        check.pushes,
-        in_moves,
-        in_pushes,
-        metric,
-        time.perf_counter() - start,
-        interrupted,
-        stats,
-    )
-
-
-class _CallableModule(ModuleType):
-    """This package, callable as ``planners.optimize(level, lurd, ...)`` (= ``optimize``)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> OptimizeResult:
-        return optimize(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -27,13 +27,12 @@ from typing import Any
 import numpy as np
 
 from planners._kernels import vicinity as k
-from planners.optimize import OptimizeContext, path_positions
+from planners.optimizers.context import OptimizeContext, path_positions
 from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
 from soko_gym.levels import Level
 
 METHOD = "vicinity"
-ORDER = 40
 
 DEFAULTS: dict[str, Any] = {
     "k1": 20,  # nearest squares of the first box
@@ -174,7 +173,7 @@ def search_set(
         memory_bytes: budget of the search's arrays (the set itself included).
 
     Returns:
-        int32[k] push codes from the start to the target, or None when the target was not
+        int32[k] square pushes from the start to the target, or None when the target was not
         reached (outside the set, out of time or out of memory).
     """
     start = int(k.find_config(configs, np.ascontiguousarray(start_row, dtype=SQUARE_DTYPE)))
@@ -196,48 +195,49 @@ def search_set(
     return _search_pushes(ctx, configs, start_state, target, target_square, n_bits, budget)
 
 
+def _set_board(level: Level) -> k.SetBoard:
+    """The level's arrays the configuration-set searches read."""
+    b = level.board
+    return k.SetBoard(b.cells, b.offsets, b.floor, b.floor_index)
+
+
 def _search_moves(ctx, configs, start_state, target, target_square, n_bits, budget):
     """Driver of ``search_moves`` (fewest moves, then pushes); see ``search_set``."""
     board = ctx.level.board
-    visited = np.zeros(n_bits, dtype=np.uint8)
     cap = 1 << 14
-    q_state = np.empty(cap, dtype=np.int64)
-    q_node = np.empty(cap, dtype=np.int32)
-    q_pushes = np.empty(cap, dtype=np.int32)
+    queue = k.StepQueue(
+        visited=np.zeros(n_bits, dtype=np.uint8),
+        state=np.empty(cap, dtype=np.int64),
+        node=np.empty(cap, dtype=np.int32),
+        pushes=np.empty(cap, dtype=np.int32),
+    )
     n_cap = 1 << 12
-    code = np.empty(n_cap, dtype=np.int32)
-    parent = np.empty(n_cap, dtype=np.int32)
+    nodes = k.PushNodes(np.empty(n_cap, dtype=np.int32), np.empty(n_cap, dtype=np.int32))
     if not budget.take(16 * cap + 8 * n_cap):
         return None
-    q_state[0], q_node[0], q_pushes[0] = start_state, -1, 0
-    visited[start_state >> 3] |= 1 << (start_state & 7)
+    queue.state[0], queue.node[0], queue.pushes[0] = start_state, -1, 0
+    queue.visited[start_state >> 3] |= 1 << (start_state & 7)
     counters = np.zeros(k.N_COUNTERS, dtype=np.int64)
     counters[k.M_TAIL] = counters[k.M_LAYER_END] = counters[k.M_PHASE] = 1
     counters[k.M_FOUND] = -1
-    occupied = np.zeros(board.n_cells, dtype=np.uint8)
-    row = np.empty(configs.shape[1], dtype=SQUARE_DTYPE)
+    scratch = k.StepScratch(
+        np.zeros(board.n_cells, dtype=np.uint8), np.empty(configs.shape[1], dtype=SQUARE_DTYPE)
+    )
+    set_board = _set_board(ctx.level)
     while True:
         status = k.search_moves(
-            board.cells,
-            board.offsets,
-            board.floor,
-            board.floor_index,
+            set_board,
             configs,
             target,
             target_square,
-            visited,
-            q_state,
-            q_node,
-            q_pushes,
-            code,
-            parent,
+            queue,
+            nodes,
             counters,
-            occupied,
-            row,
+            scratch,
             _EXPANSIONS_PER_CALL,
         )
         if status == k.FOUND:
-            return _read_back(code, parent, int(counters[k.M_FOUND]), -1)
+            return _read_back(nodes.sq_push, nodes.parent, int(counters[k.M_FOUND]), -1)
         if status == k.EXHAUSTED or ctx.out_of_time():
             return None
         if status == k.GROW_QUEUE:
@@ -245,87 +245,81 @@ def _search_moves(ctx, configs, start_state, target, target_square, n_bits, budg
                 return None
             live = np.arange(counters[k.M_GROUP_START], counters[k.M_TAIL])
             arrays = []
-            for old in (q_state, q_node, q_pushes):
+            for old in (queue.state, queue.node, queue.pushes):
                 new = np.empty(2 * cap, dtype=old.dtype)
                 new[live % (2 * cap)] = old[live % cap]
                 arrays.append(new)
-            q_state, q_node, q_pushes = arrays
+            queue = queue._replace(state=arrays[0], node=arrays[1], pushes=arrays[2])
             cap *= 2
         elif status == k.GROW_NODES:
-            if not budget.take(8 * code.shape[0]):
+            if not budget.take(8 * nodes.sq_push.shape[0]):
                 return None
-            code, parent = _grown(code), _grown(parent)
+            nodes = k.PushNodes(*(_grown(a) for a in nodes))
 
 
 def _search_pushes(ctx, configs, start_state, target, target_square, n_bits, budget):
     """Driver of ``search_pushes`` (fewest pushes, then moves); see ``search_set``."""
     board = ctx.level.board
-    seen = np.zeros(n_bits, dtype=np.uint8)
-    regions = np.zeros(n_bits, dtype=np.uint8)
+    sets = k.LayerSets(
+        seen=np.zeros(n_bits, dtype=np.uint8),
+        regions=np.zeros(n_bits, dtype=np.uint8),
+        table=np.full(1 << 12, -1, dtype=np.int32),
+    )
     n_cap = 1 << 12
-    state = np.empty(n_cap, dtype=np.int64)
-    moves = np.empty(n_cap, dtype=np.int32)
-    parent = np.empty(n_cap, dtype=np.int32)
-    code = np.empty(n_cap, dtype=np.int32)
-    region = np.empty(n_cap, dtype=np.int64)
-    table = np.full(1 << 12, -1, dtype=np.int32)
-    if not budget.take(28 * n_cap + table.nbytes):
+    nodes = k.LayerNodes(
+        state=np.empty(n_cap, dtype=np.int64),
+        moves=np.empty(n_cap, dtype=np.int32),
+        parent=np.empty(n_cap, dtype=np.int32),
+        sq_push=np.empty(n_cap, dtype=np.int32),
+        region=np.empty(n_cap, dtype=np.int64),
+    )
+    if not budget.take(28 * n_cap + sets.table.nbytes):
         return None
-    state[0], moves[0], parent[0], code[0], region[0] = start_state, 0, -1, -1, -1
-    seen[start_state >> 3] |= 1 << (start_state & 7)
+    nodes.state[0], nodes.moves[0], nodes.parent[0] = start_state, 0, -1
+    nodes.sq_push[0], nodes.region[0] = -1, -1
+    sets.seen[start_state >> 3] |= 1 << (start_state & 7)
     counters = np.zeros(k.N_COUNTERS, dtype=np.int64)
     counters[k.P_LAYER_END] = counters[k.P_NODES] = 1
-    box_at = np.full(board.n_cells, -1, dtype=BOX_AT_DTYPE)
-    stamps = new_stamps(board.cells)
-    queue = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-    dist = np.empty(board.n_cells, dtype=SQUARE_DTYPE)
-    row = np.empty(configs.shape[1], dtype=SQUARE_DTYPE)
+    scratch = k.LayerScratch(
+        box_at=np.full(board.n_cells, -1, dtype=BOX_AT_DTYPE),
+        stamps=new_stamps(board.cells),
+        queue=np.empty(board.n_cells, dtype=SQUARE_DTYPE),
+        dist=np.empty(board.n_cells, dtype=SQUARE_DTYPE),
+        row=np.empty(configs.shape[1], dtype=SQUARE_DTYPE),
+    )
+    set_board = _set_board(ctx.level)
     while True:
         status = k.search_pushes(
-            board.cells,
-            board.offsets,
-            board.floor,
-            board.floor_index,
+            set_board,
             configs,
             target,
             target_square,
-            seen,
-            regions,
-            state,
-            moves,
-            parent,
-            code,
-            region,
-            table,
+            nodes,
+            sets,
             counters,
-            box_at,
-            stamps,
-            queue,
-            dist,
-            row,
+            scratch,
             _EXPANSIONS_PER_CALL,
         )
         if status == k.FOUND:
-            return _read_back(code, parent, int(counters[k.P_FOUND]), 0)
+            return _read_back(nodes.sq_push, nodes.parent, int(counters[k.P_FOUND]), 0)
         if status == k.EXHAUSTED or ctx.out_of_time():
             return None
         if status == k.GROW_QUEUE:
-            if not budget.take(table.nbytes):
+            if not budget.take(sets.table.nbytes):
                 return None
-            table = np.full(2 * table.shape[0], -1, dtype=np.int32)
+            sets = sets._replace(table=np.full(2 * sets.table.shape[0], -1, dtype=np.int32))
             counters[k.P_REBUILD] = 1
         elif status == k.GROW_NODES:
-            if not budget.take(28 * state.shape[0]):
+            if not budget.take(28 * nodes.state.shape[0]):
                 return None
-            state, moves, parent = _grown(state), _grown(moves), _grown(parent)
-            code, region = _grown(code), _grown(region)
+            nodes = k.LayerNodes(*(_grown(a) for a in nodes))
 
 
-def _read_back(code: np.ndarray, parent: np.ndarray, node: int, root: int) -> np.ndarray:
-    """Push codes from the root to ``node``, following parent links."""
+def _read_back(sq_push: np.ndarray, parent: np.ndarray, node: int, root: int) -> np.ndarray:
+    """Square pushes from the root to ``node``, following parent links."""
     out = []
     while node != root and node >= 0:
-        out.append(int(code[node]))
+        out.append(int(sq_push[node]))
         node = int(parent[node])
     return np.array(out[::-1], dtype=SQUARE_DTYPE)
 

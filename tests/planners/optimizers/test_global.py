@@ -1,13 +1,12 @@
-import time
-
 import numpy as np
 import pytest
 
 import planners
 import soko_gym
 from planners import SearchLimits
-from planners.optimize import Evaluator, MethodStats, OptimizeContext, encode, global_search
-from planners.optimize.global_search import neighbourhood
+from planners.optimizers import global_search
+from planners.optimizers.context import Evaluator, MethodStats, OptimizeContext, encode
+from planners.optimizers.global_search import neighbourhood
 
 # one box two pushes left of its goal
 ROOM = """\
@@ -72,10 +71,8 @@ def test_global__skips_large_levels():
     level = soko_gym.Level.from_xsb(WIDE)
     assert soko_gym.verify(level, WIDE_SOLUTION).ok
     ctx = context(level, WIDE_SOLUTION, "moves")
-    t0 = time.perf_counter()
     global_search.improve(ctx)
-    assert time.perf_counter() - t0 < 0.5
-    assert ctx.stats.candidates == 0
+    assert ctx.stats.candidates == 0  # skipped: not one candidate offered
     assert not global_search.is_small(ctx, 10**8)
 
 

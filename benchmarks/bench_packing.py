@@ -9,19 +9,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
-# benchmarks/planners.py is named like the package: import the package, not that script
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import planners  # noqa: E402
-from planners import SearchLimits  # noqa: E402
-from soko_gym.levels import load_levels  # noqa: E402
-
-sys.path.append(str(_HERE))
-from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+import planners
+from planners import SearchLimits
+from soko_gym.levels import load_levels
+from soko_gym.provenance import machine_line
 
 PLANNERS = ("packing-order", "reverse-packing-order")
 PACKS = ("microban", "xsokoban")

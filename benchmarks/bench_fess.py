@@ -1,8 +1,8 @@
 """FESS benchmark: solved counts and per-level time, pushes and moves on the issue's suites.
 
-    python benchmarks/fess.py microban --jobs 2
-    python benchmarks/fess.py xsokoban --workers 2 --jsonl benchmarks/results/fess-xsokoban.jsonl
-    python benchmarks/fess.py xsokoban --only 14,29,40 --seconds 600 --workers 2
+    python benchmarks/bench_fess.py microban --jobs 2
+    python benchmarks/bench_fess.py xsokoban --workers 2 --jsonl fess-xsokoban.jsonl
+    python benchmarks/bench_fess.py xsokoban --only 14,29,40 --seconds 600 --workers 2
 
 Each level runs in a worker process with its own time limit (``--seconds`` overrides the
 suite's); ``--workers 2`` solves each level with the FESS portfolio (both cores on one level;
@@ -16,21 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
-from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import planners  # noqa: E402
-import soko_gym  # noqa: E402
-from planners import SearchLimits  # noqa: E402
-
-sys.path.append(str(_HERE))
-from engine import machine_line  # noqa: E402  (benchmarks/ is a folder of scripts)
+import planners
+import soko_gym
+from planners import SearchLimits
+from planners.records import solve_record
+from soko_gym.provenance import machine_line
 
 
 @dataclass(frozen=True)
@@ -53,31 +48,32 @@ SUITES = {
 }
 
 
-def solve_one(index: int, xsb: str, seconds: float, memory_mb: float, workers: int = 1) -> dict:
+def solve_one(
+    source: str, index: int, xsb: str, seconds: float, memory_mb: float, workers: int = 1
+) -> dict:
+    """One level's record (``planners.records``: 0-based ``index``) with FESS's own figures."""
     level = soko_gym.levels.Level.from_xsb(xsb)
     t = time.perf_counter()
     result = planners.solve(
         level, "fess", SearchLimits(max_seconds=seconds, max_memory_mb=memory_mb), workers=workers
     )
+    wall = round(time.perf_counter() - t, 3)
     search = result.stats.get("search_seconds", 0.0)
     portfolio = result.stats.get("portfolio")
-    return {
-        "index": index,
-        "title": level.title,
-        "status": result.status,
-        "seconds": round(time.perf_counter() - t, 3),
-        "pushes": result.pushes,
-        "moves": result.moves,
-        "nodes": result.stats.get("nodes", 0),
-        "cells": result.stats.get("cells", 0),
-        "plan_seconds": result.stats.get("plan_seconds", 0.0),
-        "nodes_per_second": round(result.stats.get("nodes", 0) / search) if search > 0 else 0,
-        "plan_complete": result.stats.get("plan_complete"),
-        "deadlocks": result.stats.get("deadlocks"),
-        "workers": workers,
-        "winner": portfolio["winner"] if portfolio else None,
-        "lurd": result.lurd,
-    }
+    return solve_record(
+        source,
+        index,
+        level,
+        result,
+        wall_seconds=wall,
+        cells=result.stats.get("cells", 0),
+        plan_seconds=result.stats.get("plan_seconds", 0.0),
+        nodes_per_second=round(result.nodes / search) if search > 0 else 0,
+        plan_complete=result.stats.get("plan_complete"),
+        deadlocks=result.stats.get("deadlocks"),
+        workers=workers,
+        winner=portfolio["winner"] if portfolio else None,
+    )
 
 
 def main() -> None:
@@ -95,10 +91,10 @@ def main() -> None:
     seconds = args.seconds or suite.seconds
     source = suite.source + (f":{args.select}" if args.select else "")
     levels = soko_gym.levels.load_levels(source)
-    first = int(args.select.split("-")[0]) if args.select else 1
-    numbered = [(first + i, lv) for i, lv in enumerate(levels)]
+    first = int(args.select.split("-")[0]) - 1 if args.select else 0
+    numbered = [(first + i, lv) for i, lv in enumerate(levels)]  # 0-based, as in every record
     if args.only:
-        wanted = {int(x) for x in args.only.split(",")}
+        wanted = {int(x) - 1 for x in args.only.split(",")}  # --only is 1-based, like selections
         numbered = [(i, lv) for i, lv in numbered if i in wanted]
     out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl else None  # noqa: SIM115
     rows: list[dict] = []
@@ -106,35 +102,38 @@ def main() -> None:
     ctx = get_context("spawn")
     with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
         futures = [
-            pool.submit(solve_one, i, lv.to_xsb(), seconds, args.memory_mb, args.workers)
+            pool.submit(
+                solve_one, suite.source, i, lv.to_xsb(), seconds, args.memory_mb, args.workers
+            )
             for i, lv in numbered
         ]
         for fut in as_completed(futures):
             row = fut.result()
             rows.append(row)
             print(
-                f"{row['index']:>4} {row['status']:<10} {row['seconds']:>8.2f}s "
+                f"{row['index'] + 1:>4} {row['status']:<10} {row['wall_seconds']:>8.2f}s "
                 f"{row['pushes']:>5} pushes {row['moves']:>6} moves {row['nodes']:>7} nodes "
                 f"{row['nodes_per_second']:>6} nodes/s",
                 flush=True,
             )
             if out:
-                out.write(json.dumps({"suite": args.suite, "limit": seconds, **row}) + "\n")
+                out.write(json.dumps({**row, "suite": args.suite, "limit": seconds}) + "\n")
                 out.flush()
     wall = time.perf_counter() - t0
     rows.sort(key=lambda r: r["index"])
-    solved = [r for r in rows if r["status"] == "solved"]
+    solved = [r for r in rows if r["solved"]]
     print()
     print(machine_line())
     setup = f"{args.workers} worker(s) per level" if args.workers > 1 else "one worker per level"
     print(f"\n## FESS, {source}, {seconds:g} s per level, {setup} (target: {suite.target})\n")
-    slowest = sorted(solved, key=lambda r: -r["seconds"])[:5]
-    slow_text = ", ".join("#{} {:.1f} s".format(r["index"], r["seconds"]) for r in slowest)
+    slowest = sorted(solved, key=lambda r: -r["wall_seconds"])[:5]
+    slow_text = ", ".join("#{} {:.1f} s".format(r["index"] + 1, r["wall_seconds"]) for r in slowest)
     print(
         f"solved {len(solved)}/{len(rows)}; wall {wall:.0f} s with {args.jobs} job(s); "
-        f"time on solved levels {sum(r['seconds'] for r in solved):.1f} s; slowest: {slow_text}"
+        f"time on solved levels {sum(r['wall_seconds'] for r in solved):.1f} s; "
+        f"slowest: {slow_text}"
     )
-    unsolved = [f"#{r['index']} ({r['status']})" for r in rows if r["status"] != "solved"]
+    unsolved = [f"#{r['index'] + 1} ({r['status']})" for r in rows if not r["solved"]]
     print(f"unsolved: {', '.join(unsolved) if unsolved else 'none'}\n")
     rates = sorted(r["nodes_per_second"] for r in rows if r["nodes"] >= 1000)
     if rates:
@@ -146,7 +145,7 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['index']} | {r['status']} | {r['seconds']:.2f} | {r['pushes']} | "
+            f"| {r['index'] + 1} | {r['status']} | {r['wall_seconds']:.2f} | {r['pushes']} | "
             f"{r['moves']} | {r['nodes']} | {r['nodes_per_second']} |"
         )
     if out:

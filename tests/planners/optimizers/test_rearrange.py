@@ -4,7 +4,7 @@ import planners
 import soko_gym
 from planners import SearchLimits
 from planners._kernels import permute
-from planners.optimize import decode
+from planners.optimizers import decode
 
 from .test_permutations import LEFT, RIGHT, TWO_ROWS, alternating_lurd, box_plan
 

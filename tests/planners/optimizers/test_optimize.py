@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import planners
 import soko_gym
 from planners import SearchLimits
-from planners.optimize import available_methods, optimize
+from planners.optimizers import available_methods, optimize
 from soko_gym.cli import main
 from soko_gym.errors import SolutionError
 from soko_gym.levels import generate_level

@@ -3,7 +3,7 @@
 Terms. Boxes are told apart by replaying the pushes (box b is the box that starts on
 ``board.start_boxes[b]``). A *same-box run* is a maximal stretch of consecutive pushes of one
 box; "AAABBCCBAD" has the runs AAA, BB, CC, B, A, D. Every candidate keeps each box's own pushes
-in their order, so the push codes stay meaningful and the number of pushes never changes; the
+in their order, so the square pushes stay meaningful and the number of pushes never changes; the
 replay decides whether the new order is legal. Three strategies, iterated until a whole round
 finds nothing (after the push-permutation blog post in ``references/search-blog-posts.txt``):
 
@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 
 from planners._kernels.permute import trace_pushes, window_moves
-from planners.optimize import OptimizeContext
+from planners._kernels.replay import WalkScratch
+from planners.optimizers.context import OptimizeContext
 from soko_gym.engine.constants import SQUARE_DTYPE
 
 METHOD = "permutations"
-ORDER = 10
 DEFAULT_MAX_SPAN = 200
 
 
@@ -38,7 +38,7 @@ class PushTrace:
     """The best solution replayed: who is pushed, what each push costs, every position.
 
     Attributes:
-        codes: int32[k] the push codes traced.
+        codes: int32[k] the square pushes traced (``square * 4 + direction``).
         box_of: int32[k] index of the box each push moves.
         cum: int64[k + 1] moves before push i (``cum[k]``: the solution's moves).
         boxes: int32[k + 1, n_boxes] square of each box before push i.
@@ -50,6 +50,7 @@ class PushTrace:
         board = ctx.level.board
         ev = ctx.evaluator
         self._ctx = ctx
+        self._scratch = WalkScratch(ev.box_at, ev.stamps, ev.queue, ev.dist)
         self.codes = np.ascontiguousarray(codes, dtype=SQUARE_DTYPE)
         box_of, cost, boxes, players, bad = trace_pushes(
             board.cells,
@@ -57,10 +58,7 @@ class PushTrace:
             board.start_boxes,
             int(board.start_player),
             self.codes,
-            ev.box_at,
-            ev.stamps,
-            ev.queue,
-            ev.dist,
+            self._scratch,
         )
         if bad >= 0:
             raise ValueError(f"push {bad} of the traced sequence is illegal")
@@ -100,7 +98,6 @@ class PushTrace:
         """
         ctx = self._ctx
         board = ctx.level.board
-        ev = ctx.evaluator
         hi = min(end + 1, self.n_pushes)
         moves, bad = window_moves(
             board.cells,
@@ -110,10 +107,7 @@ class PushTrace:
             candidate,
             lo,
             hi,
-            ev.box_at,
-            ev.stamps,
-            ev.queue,
-            ev.dist,
+            self._scratch,
         )
         if bad >= 0:
             return None, int(bad)

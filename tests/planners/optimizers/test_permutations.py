@@ -4,8 +4,8 @@ import pytest
 import planners
 import soko_gym
 from planners import SearchLimits
-from planners.optimize import Evaluator, MethodStats, OptimizeContext, decode, encode
-from planners.optimize.permutations import PushTrace
+from planners.optimizers.context import Evaluator, MethodStats, OptimizeContext, decode, encode
+from planners.optimizers.permutations import PushTrace
 
 UP, DOWN, LEFT, RIGHT = range(4)
 # two boxes far apart, each four pushes right of its goal
