@@ -60,7 +60,7 @@ from soko_gym.engine.corral import (
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
     corral_label,
-    corral_pi_codes,
+    corral_pi_sq_pushes,
     corral_status,
 )
 
@@ -486,7 +486,7 @@ def generate_moves(t, sc, w, tree, dt, node):
         if ctr[C_LABELLED] != node:
             corral_label(corral, w.box_at, w.box_pos, player)
             ctr[C_LABELLED] = node
-        n = corral_pi_codes(corral, w.box_at, w.box_pos, player, w.pi_sq_pushes)
+        n = corral_pi_sq_pushes(corral, w.box_at, w.box_pos, player, w.pi_sq_pushes)
         if n >= 0:
             k = keep_first_pushes(w.moves, k, w.pi_sq_pushes[:n])
             ctr[C_PI_CORRAL_NODES] += 1

@@ -578,7 +578,7 @@ def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int =
 def corral_label(ct, box_at, box_pos, player):
     """Find the corrals of a position (``reach_player`` then ``label_corrals``).
 
-    The later ``corral_status`` and ``corral_pi_codes`` calls answer for this position.
+    The later ``corral_status`` and ``corral_pi_sq_pushes`` calls answer for this position.
 
     Args:
         ct: ``CorralTables`` of the board; ``out[OUT_N_CORRALS]`` receives the count.
@@ -688,19 +688,19 @@ def corral_status(ct, box_at, box_pos, player):
 
 
 @njit(cache=True, nogil=True)
-def corral_pi_codes(ct, box_at, box_pos, player, out):
+def corral_pi_sq_pushes(ct, box_at, box_pos, player, out):
     """Pushes PI-corral pruning keeps in the position labelled by ``corral_label``.
 
     Re-reaches the player (``corral_status`` overwrites the fill), so call order is free.
 
     Args:
         ct, box_at, box_pos, player: as in ``corral_label``.
-        out: int64[>= 4 * n_boxes] receives codes ``box square * 4 + direction``: the legal
+        out: int64[>= 4 * n_boxes] receives square pushes ``box square * 4 + direction``: the legal
             pushes into the PI-corral with the fewest of them, in ``legal_pushes`` order,
             those onto a simple dead square dropped.
 
     Returns:
-        The number of codes written (0: the position is a deadlock), or -1 when no corral
+        The number of square pushes written (0: the position is a deadlock), or -1 when no corral
         is a PI-corral.
     """
     offsets = ct.offsets
@@ -730,7 +730,7 @@ class CorralAnalysis:
 
     ``label(state)`` finds the corrals of a position once (``corral_label``);
     ``pi_corral_pushes()`` and ``deadlock_status()`` then answer for that position
-    (``corral_pi_codes``, ``corral_status``). Not thread-safe.
+    (``corral_pi_sq_pushes``, ``corral_status``). Not thread-safe.
 
     With ``memo`` > 0, ``deadlock_status`` remembers the answer of each corral search by the
     sub-problem it posed (``corral_key``: the corral's boxes, its squares and the player's
@@ -779,13 +779,13 @@ class CorralAnalysis:
 
         Re-reaches the player (``deadlock_status`` overwrites the fill), so call order is free.
         """
-        codes = self.pi_corral_codes()
-        return None if codes is None else [(int(c >> 2), int(c & 3)) for c in codes]
+        sq_pushes = self.pi_corral_sq_pushes()
+        return None if sq_pushes is None else [(int(c >> 2), int(c & 3)) for c in sq_pushes]
 
-    def pi_corral_codes(self) -> np.ndarray | None:
-        """``pi_corral_pushes`` as codes ``box square * 4 + direction`` (int64), or None."""
+    def pi_corral_sq_pushes(self) -> np.ndarray | None:
+        """``pi_corral_pushes`` as square pushes ``box square * 4 + direction`` (int64), or None."""
         st = self.state
-        n = corral_pi_codes(self.tables, st.box_at, st.box_pos, int(st.player), self.codes)
+        n = corral_pi_sq_pushes(self.tables, st.box_at, st.box_pos, int(st.player), self.codes)
         return None if n < 0 else self.codes[:n].copy()
 
     def deadlock_status(self) -> int:

@@ -123,7 +123,7 @@ def test_pruning__kernels_keep_one_signature():
     state = board.initial_state()
     deadlock.is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))
     # called from Python: compiled (or loaded) once
-    for kernel in (corral.corral_label, corral.corral_status, corral.corral_pi_codes,
+    for kernel in (corral.corral_label, corral.corral_status, corral.corral_pi_sq_pushes,
                    deadlock.is_wall_line_deadlock):  # fmt: skip
         assert len(kernel.signatures) == 1, kernel
     # called only from other kernels: no signature of their own when those load from the

@@ -25,7 +25,7 @@ from soko_gym.engine.corral import (
     corral_deadlock_status,
     corral_key,
     corral_label,
-    corral_pi_codes,
+    corral_pi_sq_pushes,
     corral_status,
     new_corral_tables,
     pi_corral_pushes_of,
@@ -239,8 +239,8 @@ def test_corral_kernels__agree_with_the_wrapper_and_the_per_corral_searches():
                 m = int(plain.out[OUT_PROOF_LEN])
                 assert (plain.proof[:m].tolist(), int(plain.out[OUT_PROOF_NORM])) == proof
                 assert (analysis.proof[0].tolist(), analysis.proof[1]) == proof
-            k = corral_pi_codes(plain, *args, out)
-            codes = analysis.pi_corral_codes()
+            k = corral_pi_sq_pushes(plain, *args, out)
+            codes = analysis.pi_corral_sq_pushes()
             assert (k < 0) == (codes is None), where
             if k >= 0:
                 assert out[:k].tolist() == codes.tolist(), where
@@ -274,7 +274,7 @@ def test_corral_tables__memo_rounds_to_a_power_of_two_and_needs_the_whole_key():
 def _label_status_codes(ct, box_at, box_pos, player, out):
     n = corral_label(ct, box_at, box_pos, player)
     status = corral_status(ct, box_at, box_pos, player)
-    return n, status, corral_pi_codes(ct, box_at, box_pos, player, out)
+    return n, status, corral_pi_sq_pushes(ct, box_at, box_pos, player, out)
 
 
 def test_corral_kernels__callable_from_njit_code():
@@ -285,4 +285,4 @@ def test_corral_kernels__callable_from_njit_code():
     analysis = CorralAnalysis(board)
     assert n == analysis.label(state) > 0
     assert status == analysis.deadlock_status()
-    assert k == 0 and analysis.pi_corral_codes().tolist() == []
+    assert k == 0 and analysis.pi_corral_sq_pushes().tolist() == []
