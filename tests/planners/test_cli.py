@@ -76,8 +76,15 @@ def test_solve__ctrl_c_keeps_written_lines(tmp_path):
         str(path),
         "--quiet",
     ]
+    # a shell without job control starts background jobs with SIGINT ignored, and Python keeps
+    # an ignored SIGINT: give the child the default disposition, as a terminal would
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ}
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.time() + 180  # a cold numba cache compiles A* first
     while time.time() < deadline and (not path.exists() or path.read_text().count("\n") < 3):
