@@ -94,16 +94,16 @@ def _levels_to_collect(
     levels: Any, limit: int | None, generator_kwargs: dict[str, Any], seed: int
 ) -> tuple[Iterator[Level], int, tuple[int, int], Any]:
     """(levels, how many, obs_size, the ``levels`` argument recorded in the env spec)."""
-    from soko_gym.envs.sources import _generated_spec, _merge_generator_kwargs
+    from soko_gym.levels.spec import generated_source
 
-    spec = _generated_spec(levels)
+    spec = generated_source(levels)
     if spec is not None:
         if limit is None:
             raise ValueError('limit is needed with levels="generated" (the generator never ends)')
         from soko_gym.envs.sources import LevelSource
         from soko_gym.levels.generator import generate_level
 
-        generator_kwargs.update(_merge_generator_kwargs(spec, generator_kwargs))  # recorded
+        generator_kwargs.update(spec.with_generator_kwargs(generator_kwargs))  # recorded
         LevelSource._check_generator_kwargs(generator_kwargs)
         size = (int(generator_kwargs.get("height", 10)), int(generator_kwargs.get("width", 10)))
         rng = np.random.default_rng(seed)

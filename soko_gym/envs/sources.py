@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from soko_gym.envs.observation import LevelTable, level_fits
-from soko_gym.levels import Level, load_levels
-from soko_gym.levels.spec import GENERATED, SourceSpec, parse_sources, split_sources
+from soko_gym.levels import Level
+from soko_gym.levels.spec import generated_source, load_sources
 
 LEVEL_ORDERS = ("random", "sequential")
 
@@ -47,10 +47,10 @@ class LevelSource:
         size = _parse_obs_size(obs_size)
         self._next = 0  # sequential order: the next level index
         self.n_generated = 0
-        spec = _generated_spec(levels)
+        spec = generated_source(levels)
         if spec is not None:
             self.levels: list[Level] | None = None
-            kw = _merge_generator_kwargs(spec, self.generator_kwargs)
+            kw = spec.with_generator_kwargs(self.generator_kwargs)
             self.generator_kwargs = kw
             self._check_generator_kwargs(kw)
             gen_size = (int(kw.get("height", 10)), int(kw.get("width", 10)))
@@ -164,46 +164,11 @@ def _parse_obs_size(obs_size: int | tuple[int, int] | None) -> tuple[int, int] |
     return size
 
 
-def _generated_spec(levels: Any) -> SourceSpec | None:
-    """The parsed spec when ``levels`` names generated levels, else None.
-
-    Raises:
-        ValueError: when generated levels are mixed with other sources (``a+b``): one env draws
-            from one source; a training vector env mixes them (``agents.train_env``).
-    """
-    if not isinstance(levels, str) or GENERATED not in levels:
-        return None
-    specs = parse_sources(levels)
-    if not any(s.generated for s in specs):
-        return None
-    if len(specs) > 1:
-        raise ValueError(
-            f"levels {levels!r} mixes generated levels with other sources; an env draws from "
-            "one generated source (soko train mixes sources across its sub-envs)"
-        )
-    return specs[0]
-
-
-def _merge_generator_kwargs(spec: SourceSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The spec's ``WxH:N`` with ``generator_kwargs``; a key given twice must agree."""
-    for key, value in spec.generator_kwargs.items():
-        if key in kwargs and kwargs[key] != value:
-            raise ValueError(
-                f"levels {spec.text!r} gives {key}={value} but generator_kwargs gives "
-                f"{key}={kwargs[key]!r}"
-            )
-    return {**spec.generator_kwargs, **kwargs}
-
-
 def _resolve_levels(levels: Any) -> list[Level]:
     if isinstance(levels, Level):
         resolved = [levels]
-    elif isinstance(levels, str) and "+" in levels and not Path(levels).exists():
-        resolved = [lv for part in split_sources(levels) for lv in load_levels(part)]
-    elif isinstance(levels, str):
-        resolved = load_levels(levels)
-    elif isinstance(levels, Path):
-        resolved = load_levels(levels)
+    elif isinstance(levels, str | Path):
+        resolved = load_sources(levels)
     elif isinstance(levels, Sequence) and all(isinstance(lv, Level) for lv in levels):
         resolved = list(levels)
     else:

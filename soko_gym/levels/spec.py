@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from soko_gym.levels.level import Level
+from soko_gym.levels.packs import load_levels
 
 GENERATED = "generated"
 _GENERATED = re.compile(r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?$")
@@ -34,6 +39,20 @@ class SourceSpec:
     text: str
     generated: bool
     generator_kwargs: dict[str, int] = field(default_factory=dict)
+
+    def with_generator_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The spec's ``WxH:N`` joined with the generator arguments given beside it.
+
+        Raises:
+            ValueError: when a key is given in both with different values.
+        """
+        for key, value in self.generator_kwargs.items():
+            if key in kwargs and kwargs[key] != value:
+                raise ValueError(
+                    f"levels {self.text!r} gives {key}={value} but generator_kwargs gives "
+                    f"{key}={kwargs[key]!r}"
+                )
+        return {**self.generator_kwargs, **kwargs}
 
     @property
     def size(self) -> tuple[int, int]:
@@ -88,3 +107,33 @@ def parse_source(spec: str) -> SourceSpec:
 def parse_sources(spec: str) -> list[SourceSpec]:
     """Every part of a ``+`` spec, parsed."""
     return [parse_source(part) for part in split_sources(spec)]
+
+
+def generated_source(levels: Any) -> SourceSpec | None:
+    """The parsed spec when ``levels`` names generated levels (one env's source), else None.
+
+    Raises:
+        ValueError: when generated levels are mixed with other sources (``a+b``): one env
+            draws from one source; a training vector env mixes them across its sub-envs.
+    """
+    if not isinstance(levels, str) or GENERATED not in levels:
+        return None
+    specs = parse_sources(levels)
+    if not any(s.generated for s in specs):
+        return None
+    if len(specs) > 1:
+        raise ValueError(
+            f"levels {levels!r} mixes generated levels with other sources; an env draws from "
+            "one generated source (soko train mixes sources across its sub-envs)"
+        )
+    return specs[0]
+
+
+def load_sources(spec: str | Path) -> list[Level]:
+    """The fixed levels of a spec: its ``+`` parts' levels, concatenated in order.
+
+    A path that exists is read as it is, even when its name holds a ``+``.
+    """
+    if isinstance(spec, Path) or "+" not in spec or Path(spec).exists():
+        return load_levels(spec)
+    return [level for part in split_sources(spec) for level in load_levels(part)]
