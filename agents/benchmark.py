@@ -54,14 +54,14 @@ import functools
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import closing
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from agents.bench_report import format_summary, plot_solve_rate, require_matplotlib
 from agents.models import LoadedAgent, load_agent
+from soko_gym.execution import Backend, add_backend_options, run
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.packs import split_selection
 
@@ -97,7 +97,11 @@ class BenchConfig:
         time_limit: seconds per level for each planner.
         episodes_per_level: agent episodes on each level.
         max_steps: agent step budget per episode (None: the env id's registered limit).
-        jobs: worker processes for the planners (1: run in this process).
+        jobs: worker processes for the planners (1: run in this process); with ``ray``
+            ("local"), the CPUs of the local Ray.
+        ray: run the planners on Ray: "local" starts a local Ray, "auto" joins the running
+            cluster, or a cluster address (None: local processes).
+        resume: continue an existing ``results.csv``: keep its complete rows and skip them.
         out: output directory (created if missing).
         overwrite: replace an existing ``results.csv``.
         agent_env: env id for every agent, instead of the sidecar or the model's spaces.
@@ -112,7 +116,9 @@ class BenchConfig:
     time_limit: float = 10.0
     episodes_per_level: int = 1
     max_steps: int | None = None
-    jobs: int = 1
+    jobs: int | None = None
+    ray: str | None = None
+    resume: bool = False
     out: str | Path = "bench"
     overwrite: bool = False
     agent_env: str | None = None
@@ -143,12 +149,13 @@ def _warm_up_planner(name: str) -> None:
     solve(_WARMUP_LEVEL, planner=name)
 
 
-def _run_planner(name: str, time_limit: float, level: Level) -> dict[str, Any]:
-    """One planner on one level (runs in workers); the planner's part of a CSV row."""
+def _run_planner(time_limit: float, payload: tuple[str, str]) -> dict[str, Any]:
+    """One planner on one level, ``(planner name, XSB text)`` (a task); its CSV fields."""
     from planners import SearchLimits, solve
 
+    name, text = payload
     _warm_up_planner(name)
-    res = solve(level, planner=name, limits=SearchLimits(max_seconds=time_limit))
+    res = solve(Level.from_xsb(text), planner=name, limits=SearchLimits(max_seconds=time_limit))
     return {
         "solved": res.solved,
         "status": res.status,
@@ -161,37 +168,38 @@ def _run_planner(name: str, time_limit: float, level: Level) -> dict[str, Any]:
 
 
 def _planner_rows(
-    config: BenchConfig, items: list[tuple[int, Level]]
+    config: BenchConfig, items: list[tuple[int, Level]], done: set[tuple[str, int, int]]
 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """(planner, level number, result) for every planner and level, as they finish."""
-    tasks = [(name, number, level) for name in config.planners for number, level in items]
-    if config.jobs <= 1:
-        for name, number, level in tasks:
-            yield name, number, _run_planner(name, config.time_limit, level)
-        return
-    ctx = get_context("spawn")  # workers load the numba cache; no fork of a threaded parent
-    with ProcessPoolExecutor(max_workers=config.jobs, mp_context=ctx) as pool:
-        todo = iter(tasks)
-        running: dict[Future, tuple[str, int]] = {}
+    """(planner, level number, result) for every planner and level not ``done``, as they finish.
 
-        def submit() -> None:
-            task = next(todo, None)
-            if task is not None:
-                fut = pool.submit(_run_planner, task[0], config.time_limit, task[2])
-                running[fut] = (task[0], task[1])
+    A level whose every attempt raised or lost its worker gets status "error: <text>".
+    """
+    tasks = [
+        ((name, number), (name, level.to_xsb(with_title=False)))
+        for name in config.planners
+        for number, level in items
+        if (name, number, 0) not in done
+    ]
+    backend = Backend(jobs=config.jobs, ray=config.ray)
+    task = functools.partial(_run_planner, config.time_limit)
+    with closing(run(task, tasks, backend, total=len(tasks))) as outcomes:
+        for outcome in outcomes:
+            name, number = outcome.key
+            if outcome.ok:
+                yield name, number, outcome.value
+            else:
+                yield name, number, {**_EMPTY_RESULT, "status": f"error: {outcome.error}"}
 
-        try:
-            for _ in range(2 * config.jobs):
-                submit()
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    name, number = running.pop(fut)
-                    yield name, number, fut.result()
-                    submit()
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+
+_EMPTY_RESULT = {
+    "solved": False,
+    "status": "",
+    "pushes": "",
+    "moves": "",
+    "seconds": 0.0,
+    "env_steps": "",
+    "nodes": "",
+}
 
 
 def _make_agent_env(agent: LoadedAgent, levels: list[Level], max_steps: int | None) -> Any:
@@ -277,7 +285,10 @@ def _warm_up_agent(agent: LoadedAgent, env: Any) -> None:
 
 
 def _agent_rows(
-    config: BenchConfig, agents: list[LoadedAgent], items: list[tuple[int, Level]]
+    config: BenchConfig,
+    agents: list[LoadedAgent],
+    items: list[tuple[int, Level]],
+    done: set[tuple[str, int, int]],
 ) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
     """(agent path, env id, level number, episode, result) for every agent, level, episode."""
     from soko_gym.envs.observation import level_fits
@@ -297,6 +308,8 @@ def _agent_rows(
         try:
             for number, level in items:
                 for episode in range(config.episodes_per_level):
+                    if (path, number, episode) in done:
+                        continue
                     if number not in index_of:
                         res = {
                             "solved": False,
@@ -325,8 +338,9 @@ def _check_config(config: BenchConfig) -> None:
         raise ValueError(f"unknown planner(s) {unknown}; available: {', '.join(known)}")
     if not config.planners and not config.agents:
         raise ValueError("nothing to run: give --planners and/or --agents")
-    if config.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {config.jobs}")
+    Backend(jobs=config.jobs, ray=config.ray)  # a bad --jobs or --ray: ValueError now
+    if config.resume and config.overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
     if config.episodes_per_level < 1:
         raise ValueError(
             f"--episodes-per-level must be at least 1, got {config.episodes_per_level}"
@@ -358,18 +372,24 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
     _check_config(config)
     out = Path(config.out)
     csv_path = out / RESULTS_NAME
-    if csv_path.exists() and not config.overwrite:
-        raise ValueError(f"{csv_path} exists; pass --overwrite to replace it")
+    if csv_path.exists() and not (config.overwrite or config.resume):
+        raise ValueError(
+            f"{csv_path} exists; pass --resume to continue it or --overwrite to replace it"
+        )
     agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
     items = _indexed_levels(config.levels)
     titles = {number: level.title for number, level in items}
     source = split_selection(config.levels)[0]
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    if config.resume and csv_path.exists():
+        rows = _resumed_rows(csv_path, source)
+    done = {(r["solver"], int(r["level"]), int(r["episode"])) for r in rows}
     interrupted = False
     with csv_path.open("w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
         writer.writeheader()
+        writer.writerows(rows)  # a resumed run's kept rows, then the new ones
         f.flush()
 
         def emit(solver: str, kind: str, env_id: str, number: int, episode: int, res: dict):
@@ -398,9 +418,9 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
                 )
 
         try:
-            for name, number, res in _planner_rows(config, items):
+            for name, number, res in _planner_rows(config, items, done):
                 emit(name, "planner", "", number, 0, res)
-            for path, env_id, number, episode, res in _agent_rows(config, agents, items):
+            for path, env_id, number, episode, res in _agent_rows(config, agents, items, done):
                 emit(path, "agent", env_id, number, episode, res)
         except KeyboardInterrupt:
             interrupted = True
@@ -410,6 +430,47 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
     if interrupted:
         raise KeyboardInterrupt
     return rows
+
+
+def _resumed_rows(csv_path: Path, source: str) -> list[dict[str, Any]]:
+    """The complete rows of an earlier run of the same source (``--resume``).
+
+    A row cut short by a kill or an "error" row is dropped, so its run is done again; rows of
+    another source are a ValueError (resume continues the same benchmark).
+    """
+    with csv_path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            raise ValueError(f"{csv_path} is not a results.csv of soko bench (its columns differ)")
+        kept = []
+        for row in reader:
+            if any(row.get(c) is None for c in CSV_COLUMNS) or None in row:
+                continue  # cut short
+            if row["source"] != source:
+                raise ValueError(
+                    f"{csv_path} holds results of {row['source']!r}, not {source!r}; "
+                    "--resume continues the same benchmark"
+                )
+            if row["status"].startswith("error"):
+                continue
+            try:
+                row["level"], row["episode"] = int(row["level"]), int(row["episode"])
+                row["seconds"] = float(row["seconds"])
+                for column in ("pushes", "moves", "env_steps", "nodes"):
+                    row[column] = int(row[column]) if row[column] else ""
+            except ValueError:
+                continue
+            row["solved"] = row["solved"] == "True"
+            kept.append(row)
+    seen: set[tuple[str, str, str]] = set()
+    unique = []
+    for row in kept:
+        key = (row["solver"], row["level"], row["episode"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    print(f"resuming {csv_path}: {len(unique)} runs done", file=sys.stderr)
+    return unique
 
 
 # -- command line -------------------------------------------------------------------------------
@@ -455,13 +516,7 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         metavar="N",
         help="agent step budget per episode (default: the env id's limit, e.g. 200 pushes)",
     )
-    bench.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        metavar="K",
-        help="worker processes for the planners (default 1); agents run in this process",
-    )
+    add_backend_options(bench, what="planners (agents run in this process)")
     bench.add_argument(
         "--agent-env",
         default=None,
@@ -472,6 +527,11 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
     bench.add_argument("--out", required=True, metavar="DIR", help="output directory")
     bench.add_argument(
         "--overwrite", action="store_true", help="replace an existing DIR/results.csv"
+    )
+    bench.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an existing DIR/results.csv: keep its rows, run only what is missing",
     )
     bench.add_argument("--no-plot", action="store_true", help="do not write solve_rate.png")
     bench.add_argument("--quiet", action="store_true", help="no per-run lines on stderr")
@@ -488,6 +548,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
         episodes_per_level=args.episodes_per_level,
         max_steps=args.max_steps,
         jobs=args.jobs,
+        ray=args.ray,
+        resume=args.resume,
         out=args.out,
         overwrite=args.overwrite,
         agent_env=args.agent_env,

@@ -17,14 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass
-from multiprocessing import get_context
+from functools import partial
 
 import planners
 import soko_gym
 from planners import SearchLimits
 from planners.records import solve_record
+from soko_gym.execution import Backend, add_backend_options, run
 from soko_gym.provenance import machine_line
 
 
@@ -49,9 +50,10 @@ SUITES = {
 
 
 def solve_one(
-    source: str, index: int, xsb: str, seconds: float, memory_mb: float, workers: int = 1
+    source: str, seconds: float, memory_mb: float, workers: int, job: tuple[int, str]
 ) -> dict:
     """One level's record (``planners.records``: 0-based ``index``) with FESS's own figures."""
+    index, xsb = job
     level = soko_gym.levels.Level.from_xsb(xsb)
     t = time.perf_counter()
     result = planners.solve(
@@ -83,7 +85,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="1-based level numbers, e.g. 14,29,40")
     parser.add_argument("--seconds", type=float, default=None, help="time limit per level")
     parser.add_argument("--memory-mb", type=float, default=6000, help="memory limit per level")
-    parser.add_argument("--jobs", type=int, default=1, help="levels solved at once")
+    add_backend_options(parser)
     parser.add_argument("--workers", type=int, default=1, help="FESS portfolio size per level")
     parser.add_argument("--jsonl", default=None, help="append per-level records here")
     args = parser.parse_args()
@@ -99,16 +101,13 @@ def main() -> None:
     out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl else None  # noqa: SIM115
     rows: list[dict] = []
     t0 = time.perf_counter()
-    ctx = get_context("spawn")
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
-        futures = [
-            pool.submit(
-                solve_one, suite.source, i, lv.to_xsb(), seconds, args.memory_mb, args.workers
-            )
-            for i, lv in numbered
-        ]
-        for fut in as_completed(futures):
-            row = fut.result()
+    task = partial(solve_one, suite.source, seconds, args.memory_mb, args.workers)
+    jobs = [(i, (i, lv.to_xsb())) for i, lv in numbered]
+    with closing(run(task, jobs, Backend.from_args(args), total=len(jobs))) as outcomes:
+        for outcome in outcomes:
+            if not outcome.ok:
+                raise RuntimeError(f"level {outcome.key + 1} failed: {outcome.error}")
+            row = outcome.value
             rows.append(row)
             print(
                 f"{row['index'] + 1:>4} {row['status']:<10} {row['wall_seconds']:>8.2f}s "
@@ -129,7 +128,8 @@ def main() -> None:
     slowest = sorted(solved, key=lambda r: -r["wall_seconds"])[:5]
     slow_text = ", ".join("#{} {:.1f} s".format(r["index"] + 1, r["wall_seconds"]) for r in slowest)
     print(
-        f"solved {len(solved)}/{len(rows)}; wall {wall:.0f} s with {args.jobs} job(s); "
+        f"solved {len(solved)}/{len(rows)}; wall {wall:.0f} s on "
+        f"{Backend.from_args(args).describe()}; "
         f"time on solved levels {sum(r['wall_seconds'] for r in solved):.1f} s; "
         f"slowest: {slow_text}"
     )

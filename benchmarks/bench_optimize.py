@@ -12,14 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 
 # benchmarks/bench_planners.py is named like the package: keep this folder off the import path
 import planners
 import soko_gym
 from planners import SearchLimits
 from planners.optimizers import available_methods, optimize
+from soko_gym.execution import Backend, add_backend_options, run_ordered
 from soko_gym.provenance import machine_line
 
 
@@ -34,23 +33,25 @@ def astar_solutions(source: str, seconds: float) -> list[tuple[str, str]]:
 
 
 def optimize_one(
-    xsb: str, lurd: str, methods: list[str] | None, seconds: float, metric: str
+    args: tuple[str, str, list[str] | None, float, str],
 ) -> tuple[int, int, int, int, float]:
-    """(moves before, pushes before, moves after, pushes after, seconds) of one run."""
+    """(moves before, pushes before, moves after, pushes after, seconds) of one run (a task)."""
+    xsb, lurd, methods, seconds, metric = args
     level = soko_gym.Level.from_xsb(xsb)
     r = optimize(level, lurd, metric, methods, SearchLimits(max_seconds=seconds))
     return r.input_moves, r.input_pushes, r.moves, r.pushes, r.seconds
 
 
 def run(
-    pairs: list[tuple[str, str]], methods: list[str] | None, seconds: float, metric: str, jobs: int
+    pairs: list[tuple[str, str]],
+    methods: list[str] | None,
+    seconds: float,
+    metric: str,
+    backend: Backend,
 ) -> list[tuple[int, int, int, int, float]]:
     """Optimize every (XSB, LURD) pair."""
     args = [(x, lurd, methods, seconds, metric) for x, lurd in pairs]
-    if jobs <= 1:
-        return [optimize_one(*a) for a in args]
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(optimize_one, *zip(*args, strict=True)))
+    return run_ordered(optimize_one, args, backend)
 
 
 def row(label: str, results: list[tuple[int, int, int, int, float]], limit: float) -> str:
@@ -85,7 +86,7 @@ def main() -> None:
         default=None,
         help="soko solve --jsonl file with the Microban solutions to start from",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    add_backend_options(parser)
     parser.add_argument("--metric", choices=("moves", "pushes"), default="moves")
     parser.add_argument(
         "--fess-solutions", default=None, help="benchmarks/bench_fess.py --jsonl file (XSokoban)"
@@ -125,14 +126,14 @@ def main() -> None:
         lines.append(
             row(
                 f"Microban A* solutions, {method} alone",
-                run(pairs, [method], args.time_limit, args.metric, args.jobs),
+                run(pairs, [method], args.time_limit, args.metric, Backend.from_args(args)),
                 args.time_limit,
             )
         )
     lines.append(
         row(
             "Microban A* solutions, all methods (scheduled)",
-            run(pairs, None, args.time_limit, args.metric, args.jobs),
+            run(pairs, None, args.time_limit, args.metric, Backend.from_args(args)),
             args.time_limit,
         )
     )
@@ -149,7 +150,7 @@ def fess_suite(args: argparse.Namespace) -> str:
             if rec.get("suite") == "xsokoban" and rec.get("lurd"):
                 best.setdefault(int(rec["index"]), rec["lurd"])  # 1-based level numbers
     pairs = [(levels[i - 1].to_xsb(), lurd) for i, lurd in sorted(best.items())]
-    results = run(pairs[: args.limit], None, args.fess_time, args.metric, args.jobs)
+    results = run(pairs[: args.limit], None, args.fess_time, args.metric, Backend.from_args(args))
     mb = sum(r[0] for r in results)
     ma = sum(r[2] for r in results)
     verdict = "PASS" if mb and (mb - ma) >= 0.25 * mb else "MISS"
@@ -162,7 +163,8 @@ def fess_suite(args: argparse.Namespace) -> str:
 
 def print_table(args: argparse.Namespace, lines: list[str], t0: float) -> None:
     """Print the markdown table of the suites run."""
-    print(f"## soko-gym optimizer benchmark (metric {args.metric}, jobs={args.jobs})\n")
+    where = Backend.from_args(args).describe()
+    print(f"## soko-gym optimizer benchmark (metric {args.metric}, {where})\n")
     print(machine_line() + "\n")
     print(
         "| Suite | Levels | Moves before | Moves after | Fewer moves | Pushes before | "

@@ -12,14 +12,13 @@ import json
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
 
 import planners
 import soko_gym
 from planners import SearchLimits
 from planners.records import solve_record
+from soko_gym.execution import Backend, add_backend_options, run_ordered
 from soko_gym.provenance import machine_line
 
 
@@ -75,10 +74,9 @@ SUITES = {
 }
 
 
-def solve_one(
-    planner: str, seconds: float, memory_mb: float, source: str, index: int, xsb: str
-) -> dict:
-    """Solve one level (runs in worker processes too); its ``planners.records`` record."""
+def solve_one(args: tuple[str, float, float, str, int, str]) -> dict:
+    """Solve one level (a task of the execution layer); its ``planners.records`` record."""
+    planner, seconds, memory_mb, source, index, xsb = args
     level = soko_gym.Level.from_xsb(xsb)
     result = planners.solve(
         level, planner, SearchLimits(max_seconds=seconds, max_memory_mb=memory_mb)
@@ -86,17 +84,14 @@ def solve_one(
     return solve_record(source, index, level, result)
 
 
-def run_suite(suite: Suite, jobs: int, limit: int | None) -> list[dict]:
+def run_suite(suite: Suite, backend: Backend, limit: int | None) -> list[dict]:
     """Every level's record, in level order."""
     levels = soko_gym.load_levels(suite.source)[:limit]
     args = [
         (suite.planner, suite.seconds, suite.memory_mb, suite.source, i, lv.to_xsb())
         for i, lv in enumerate(levels)
     ]
-    if jobs <= 1:
-        return [solve_one(*a) for a in args]
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(solve_one, *zip(*args, strict=True)))
+    return run_ordered(solve_one, args, backend)
 
 
 def summary_row(suite: Suite, rows: list[dict]) -> str:
@@ -124,7 +119,7 @@ def main() -> None:
         default=["xsokoban1", "microban", "boxoban"],
         help=f"suites to run (default: the A* targets); known: {list(SUITES)}",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    add_backend_options(parser)
     parser.add_argument("--limit", type=int, default=None, help="first N levels of each suite")
     parser.add_argument("--jsonl", default=None, help="write per-level records here")
     args = parser.parse_args()
@@ -137,7 +132,7 @@ def main() -> None:
     t0 = time.perf_counter()
     for name in args.suites:
         suite = SUITES[name]
-        rows = run_suite(suite, args.jobs, args.limit)
+        rows = run_suite(suite, Backend.from_args(args), args.limit)
         records += [{**r, "suite": name} for r in rows]
         rows_out.append(summary_row(suite, rows))
         print(f"done: {suite.name}", file=sys.stderr)
@@ -145,7 +140,7 @@ def main() -> None:
         with open(args.jsonl, "w", encoding="utf-8") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")
-    print(f"## soko-gym planner benchmark (jobs={args.jobs})\n")
+    print(f"## soko-gym planner benchmark ({Backend.from_args(args).describe()})\n")
     print(machine_line() + "\n")
     print(
         "| Suite | Solved | Optimal | Total s | Median s | Generated/s | Limit | Target | "

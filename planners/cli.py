@@ -10,15 +10,14 @@ import argparse
 import json
 import statistics
 import sys
-import time
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from multiprocessing import get_context
+from contextlib import closing
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from planners import SearchLimits, available, get_planner, solve
 from planners.records import record_header, solve_record
+from soko_gym.execution import Backend, Progress, add_backend_options, run
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.packs import split_selection
 
@@ -57,13 +56,7 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
         metavar="MB",
         help="memory per level for the planner's tables (default: half the RAM)",
     )
-    solve.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        metavar="K",
-        help="worker processes (default 1: solve in this process)",
-    )
+    add_backend_options(solve)
     solve.add_argument(
         "--workers",
         type=int,
@@ -77,6 +70,11 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
         "--overwrite",
         action="store_true",
         help="replace an existing --jsonl file (otherwise it is never touched)",
+    )
+    solve.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an existing --jsonl file: skip the levels it holds, append the rest",
     )
     solve.add_argument("--quiet", action="store_true", help="no per-level lines or progress")
     solve.add_argument(
@@ -102,14 +100,15 @@ def _indexed_levels(source: str) -> list[tuple[int, Level]]:
     return [(first + i, level) for i, level in enumerate(levels)]
 
 
-def _solve_one(
+def solve_text(
     planner: str,
     limits: SearchLimits,
-    level: Level,
-    optimize_seconds: float | None = None,
-    workers: int = 1,
+    optimize_seconds: float | None,
+    workers: int,
+    text: str,
 ) -> dict[str, Any]:
-    """Solve one level, optimizing the solution if asked; a JSON-ready dict (runs in workers)."""
+    """Solve one level given as XSB text, optimizing if asked; a JSON-ready dict (a task)."""
+    level = Level.from_xsb(text)
     record = solve(level, planner, limits, workers=workers).as_dict()
     if optimize_seconds and record["solved"]:
         from planners.optimizers import optimize
@@ -126,61 +125,85 @@ def _solve_one(
     return record
 
 
-def _results(
-    args: argparse.Namespace, items: list[tuple[int, Level]], limits: SearchLimits
-) -> Iterator[tuple[int, Level, dict[str, Any]]]:
-    if args.jobs <= 1:
-        for index, level in items:
-            yield (
-                index,
-                level,
-                _solve_one(args.planner, limits, level, _opt_seconds(args), args.workers),
-            )
-        return
-    ctx = get_context("spawn")  # workers load the numba cache; no fork of a threaded parent
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=ctx) as pool:
-
-        def submit(level: Level) -> Future:
-            return pool.submit(
-                _solve_one, args.planner, limits, level, _opt_seconds(args), args.workers
-            )
-
-        todo = iter(items)
-        running: dict[Future, tuple[int, Level]] = {}
-        try:
-            for _ in range(2 * args.jobs):
-                item = next(todo, None)
-                if item is not None:
-                    running[submit(item[1])] = item
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    index, level = running.pop(fut)
-                    yield index, level, fut.result()
-                    item = next(todo, None)
-                    if item is not None:
-                        running[submit(item[1])] = item
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+def error_result(planner: str, error: str) -> dict[str, Any]:
+    """The result fields of a level whose every attempt raised or lost its worker."""
+    return {
+        "planner": planner,
+        "solved": False,
+        "status": "error",
+        "optimal": False,
+        "lurd": "",
+        "pushes": 0,
+        "moves": 0,
+        "nodes": 0,
+        "generated": 0,
+        "seconds": 0.0,
+        "stats": {},
+        "error": error,
+    }
 
 
 def _opt_seconds(args: argparse.Namespace) -> float | None:
     return args.optimize_time if getattr(args, "optimize", False) else None
 
 
-def _progress(out: TextIO, done: int, total: int, solved: int, start: float) -> None:
-    if out.isatty():
-        elapsed = time.perf_counter() - start
-        out.write(f"\r[{done}/{total}] solved {solved}, {elapsed:.1f} s")
-        out.flush()
+def open_jsonl(
+    path: str | None, overwrite: bool, resume: bool, source: str, command: str
+) -> tuple[TextIO | None, set[int]]:
+    """The output file, opened to append, and the level indexes it already holds.
+
+    Without ``resume`` an existing file is refused unless ``overwrite``. With ``resume`` its
+    valid lines of ``source`` are kept and their levels skipped; a line cut short by a kill and
+    "error" lines are dropped (those levels run again), so no level is written twice.
+    """
+    if path is None:
+        if resume:
+            raise ValueError("--resume needs --jsonl (the file to continue)")
+        return None, set()
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
+    out = Path(path)
+    if not out.exists() or overwrite:
+        return out.open("w", encoding="utf-8"), set()
+    if not resume:
+        raise ValueError(f"{out} exists; pass --resume to continue it or --overwrite to replace it")
+    kept: list[str] = []
+    done: set[int] = set()
+    dropped = 0
+    with out.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            try:
+                record = json.loads(line)
+                index = int(record["index"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                dropped += 1
+                continue
+            if record.get("source") != source:
+                raise ValueError(
+                    f"{out}, line {lineno}: a record of {record.get('source')!r}, not {source!r}; "
+                    f"--resume continues a `soko {command}` of the same source"
+                )
+            if record.get("status") == "error" or index in done:
+                dropped += 1
+                continue
+            done.add(index)
+            kept.append(line if line.endswith("\n") else line + "\n")
+    if dropped:  # rewrite without the cut and error lines, then append
+        tmp = out.with_name(out.name + ".resume-tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(out)
+    print(
+        f"resuming {out}: {len(done)} levels done"
+        + (f", {dropped} error or incomplete lines dropped" if dropped else ""),
+        file=sys.stderr,
+    )
+    return out.open("a", encoding="utf-8"), done
 
 
 def run_solve(args: argparse.Namespace) -> int:
     """Run ``soko solve``; returns the exit code (0 all solved, 1 some not, 130 on Ctrl-C)."""
     get_planner(args.planner)  # unknown name: ValueError before any work
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    backend = Backend.from_args(args)
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.workers > 1:
@@ -188,29 +211,32 @@ def run_solve(args: argparse.Namespace) -> int:
     limits = SearchLimits(args.time_limit, args.node_limit, args.memory_limit)
     items = _indexed_levels(args.source)
     base = split_selection(args.source)[0]
-    sink = None
-    if args.jsonl:
-        path = Path(args.jsonl)
-        if path.exists() and not args.overwrite:
-            raise ValueError(f"{path} exists; pass --overwrite to replace it")
-        sink = path.open("w", encoding="utf-8")
+    sink, done = open_jsonl(args.jsonl, args.overwrite, args.resume, base, "solve")
+    by_index = {index: level for index, level in items}
+    todo = [(index, level.to_xsb(with_title=False)) for index, level in items if index not in done]
+    task = partial(solve_text, args.planner, limits, _opt_seconds(args), args.workers)
     rows: list[dict[str, Any]] = []
-    start = time.perf_counter()
+    progress = Progress(len(todo), enabled=not args.quiet)
     interrupted = False
     try:
-        for index, level, res in _results(args, items, limits):
-            record = solve_record(base, index, level, res)
-            rows.append(record)
-            if sink is not None:
-                sink.write(json.dumps(record) + "\n")
-                sink.flush()
-            if not args.quiet:
-                _progress(sys.stderr, len(rows), len(items), sum(r["solved"] for r in rows), start)
-                if not sys.stderr.isatty():
+        with closing(run(task, todo, backend, total=len(todo))) as outcomes:
+            for outcome in outcomes:
+                index = outcome.key
+                level = by_index[index]
+                res = outcome.value if outcome.ok else error_result(args.planner, outcome.error)
+                record = solve_record(base, index, level, res)
+                rows.append(record)
+                if sink is not None:
+                    sink.write(json.dumps(record) + "\n")
+                    sink.flush()
+                if args.quiet:
+                    continue
+                progress.update(res["solved"], error=not outcome.ok)
+                if not progress.tty:
                     figures = (
                         f"{res['pushes']} pushes, {res['moves']} moves"
                         if res["solved"]
-                        else res["status"]
+                        else res["status"] + (f" ({res['error']})" if not outcome.ok else "")
                     )
                     print(
                         f"{index + 1} {level.title!r}: {figures} ({res['seconds']:.2f} s, "
@@ -222,9 +248,9 @@ def run_solve(args: argparse.Namespace) -> int:
     finally:
         if sink is not None:
             sink.close()
-        if not args.quiet and sys.stderr.isatty():
+        if not args.quiet and progress.tty:
             sys.stderr.write("\n")
-    _summary(rows, len(items), args.planner, interrupted)
+    _summary(rows, len(todo), args.planner, interrupted)
     if interrupted:
         return 130
     return 0 if all(r["solved"] for r in rows) else 1
@@ -275,6 +301,12 @@ def add_optimize_parser(sub: Any, source_help: str) -> None:
     )
     opt.add_argument("--jsonl", metavar="PATH", help="write one JSON object per level to PATH")
     opt.add_argument("--overwrite", action="store_true", help="replace an existing --jsonl file")
+    opt.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an existing --jsonl file: skip the levels it holds, append the rest",
+    )
+    add_backend_options(opt)
     opt.add_argument("--quiet", action="store_true", help="no progress lines")
     opt.set_defaults(func=run_optimize)
 
@@ -296,63 +328,89 @@ def _given_solutions(args: argparse.Namespace, items: list[tuple[int, Level]]) -
     return [by_index.get(index) for index, _ in items]
 
 
+def optimize_text(
+    metric: str,
+    methods: list[str] | None,
+    seconds: float,
+    payload: tuple[str, str],
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Optimize one solution of a level given as XSB text; the result's dict (a task)."""
+    from planners.optimizers import optimize
+
+    text, lurd = payload
+    level = Level.from_xsb(text)
+    limits = SearchLimits(max_seconds=seconds)
+    return optimize(level, lurd, metric, methods, limits, progress=progress).as_dict()
+
+
 def run_optimize(args: argparse.Namespace) -> int:
-    """Run ``soko optimize``; returns the exit code (0 done, 130 on Ctrl-C)."""
-    from planners.optimizers import available_methods, optimize
+    """Run ``soko optimize``; returns the exit code (0 done, 1 some failed, 130 on Ctrl-C)."""
+    from planners.optimizers import available_methods
 
     methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
     if methods is not None:
         unknown = [m for m in methods if m not in available_methods()]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; available: {available_methods()}")
+    backend = Backend.from_args(args)
     items = _indexed_levels(args.source)
     solutions = _given_solutions(args, items)
     base = split_selection(args.source)[0]
-    sink = None
-    if args.jsonl:
-        path = Path(args.jsonl)
-        if path.exists() and not args.overwrite:
-            raise ValueError(f"{path} exists; pass --overwrite to replace it")
-        sink = path.open("w", encoding="utf-8")
-    before, after = [0, 0], [0, 0]
-    done = 0
-    interrupted = False
+    sink, done_before = open_jsonl(args.jsonl, args.overwrite, args.resume, base, "optimize")
+    by_index = {index: level for index, level in items}
+    todo = []
+    for (index, level), lurd in zip(items, solutions, strict=True):
+        if index in done_before:
+            continue
+        if lurd is None:
+            print(f"{index + 1} {level.title!r}: no solution given, skipped", file=sys.stderr)
+            continue
+        todo.append((index, (level.to_xsb(with_title=False), lurd)))
+    here = backend.ray is None and backend.local_jobs == 1
 
     def show(method: str, detail: str, moves: int, pushes: int) -> None:
         if not args.quiet:
             print(f"  {method} {detail}: {moves} moves, {pushes} pushes", file=sys.stderr)
 
+    task = partial(
+        optimize_text, args.metric, methods, args.time_limit, progress=show if here else None
+    )
+    before, after = [0, 0], [0, 0]
+    done = failed = 0
+    interrupted = False
     try:
-        for (index, level), lurd in zip(items, solutions, strict=True):
-            if lurd is None:
-                print(f"{index + 1} {level.title!r}: no solution given, skipped", file=sys.stderr)
-                continue
-            if not args.quiet:
-                print(f"{index + 1} {level.title!r}:", file=sys.stderr)
-            result = optimize(
-                level,
-                lurd,
-                args.metric,
-                methods,
-                SearchLimits(max_seconds=args.time_limit),
-                progress=show,
-            )
-            record = {**record_header(base, index, level), **result.as_dict()}
-            if sink is not None:
-                sink.write(json.dumps(record) + "\n")
-                sink.flush()
-            before[0] += result.input_moves
-            before[1] += result.input_pushes
-            after[0] += result.moves
-            after[1] += result.pushes
-            done += 1
-            print(
-                f"{index + 1} {level.title!r}: {result.input_moves}/{result.input_pushes} -> "
-                f"{result.moves}/{result.pushes} moves/pushes ({result.seconds:.1f} s)"
-            )
-            if result.interrupted:
-                interrupted = True
-                break
+        with closing(run(task, todo, backend, total=len(todo))) as outcomes:
+            for outcome in outcomes:
+                index = outcome.key
+                level = by_index[index]
+                if not outcome.ok:
+                    failed += 1
+                    record = {
+                        **record_header(base, index, level),
+                        "status": "error",
+                        "error": outcome.error,
+                    }
+                    print(f"{index + 1} {level.title!r}: error: {outcome.error}", file=sys.stderr)
+                else:
+                    res = outcome.value
+                    record = {**record_header(base, index, level), "status": "done", **res}
+                    before[0] += res["input_moves"]
+                    before[1] += res["input_pushes"]
+                    after[0] += res["moves"]
+                    after[1] += res["pushes"]
+                    done += 1
+                    print(
+                        f"{index + 1} {level.title!r}: {res['input_moves']}/{res['input_pushes']}"
+                        f" -> {res['moves']}/{res['pushes']} moves/pushes "
+                        f"({res['seconds']:.1f} s)"
+                    )
+                if sink is not None:
+                    sink.write(json.dumps(record) + "\n")
+                    sink.flush()
+                if outcome.ok and outcome.value["interrupted"]:
+                    interrupted = True
+                    break
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -361,4 +419,6 @@ def run_optimize(args: argparse.Namespace) -> int:
     print("| levels | moves before | moves after | pushes before | pushes after |")
     print("|---:|---:|---:|---:|---:|")
     print(f"| {done} | {before[0]} | {after[0]} | {before[1]} | {after[1]} |")
-    return 130 if interrupted else 0
+    if interrupted:
+        return 130
+    return 1 if failed else 0
