@@ -217,12 +217,14 @@ def run_solve(args: argparse.Namespace) -> int:
     task = partial(solve_text, args.planner, limits, _opt_seconds(args), args.workers)
     rows: list[dict[str, Any]] = []
     progress = Progress(len(todo), enabled=not args.quiet)
+    per_node: dict[str, int] = {}
     interrupted = False
     try:
         with closing(run(task, todo, backend, total=len(todo))) as outcomes:
             for outcome in outcomes:
                 index = outcome.key
                 level = by_index[index]
+                per_node[outcome.where] = per_node.get(outcome.where, 0) + 1
                 res = outcome.value if outcome.ok else error_result(args.planner, outcome.error)
                 record = solve_record(base, index, level, res)
                 rows.append(record)
@@ -251,6 +253,8 @@ def run_solve(args: argparse.Namespace) -> int:
         if not args.quiet and progress.tty:
             sys.stderr.write("\n")
     _summary(rows, len(todo), args.planner, interrupted)
+    if backend.ray is not None:  # where the work went (a cluster's nodes)
+        print("levels per node: " + ", ".join(f"{k} {v}" for k, v in sorted(per_node.items())))
     if interrupted:
         return 130
     return 0 if all(r["solved"] for r in rows) else 1

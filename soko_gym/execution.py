@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import platform
 import sys
 import time
 import traceback
@@ -136,6 +137,7 @@ class Outcome:
     value: Any = None
     error: str | None = None
     attempts: int = 1
+    where: str = ""  # the worker of the last attempt: "host:pid", on Ray "node <id>"
 
     @property
     def ok(self) -> bool:
@@ -157,8 +159,23 @@ def _error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}{where}"
 
 
+def worker_name() -> str:
+    """This worker's name: its Ray node ("node 1a2b3c4d") inside a Ray task, else "host:pid"."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        try:
+            return "node " + ray.get_runtime_context().get_node_id()[:8]
+        except Exception:  # not inside a task or worker
+            pass
+    return f"{platform.node()}:{os.getpid()}"
+
+
 def run_batch(fn: Callable[[Any], Any], batch: list[tuple[Any, Any]]) -> list[tuple]:
-    """Run ``fn`` on each payload of a task (in the worker): (key, ok, value or error, seconds)."""
+    """Run ``fn`` on each payload of a task (in the worker).
+
+    Returns (key, ok, value or error text, seconds, worker name) per payload.
+    """
+    where = worker_name()
     out = []
     for key, payload in batch:
         start = time.perf_counter()
@@ -166,7 +183,7 @@ def run_batch(fn: Callable[[Any], Any], batch: list[tuple[Any, Any]]) -> list[tu
             value, ok = fn(payload), True
         except Exception as err:  # the item is retried or reported, never lost
             value, ok = _error_text(err), False
-        out.append((key, ok, value, time.perf_counter() - start))
+        out.append((key, ok, value, time.perf_counter() - start, where))
     return out
 
 
@@ -236,12 +253,12 @@ def run_ordered(
 def _run_here(fn: Callable, items: Iterable[tuple[Any, Any]], attempts: int) -> Iterator[Outcome]:
     for key, payload in items:
         for attempt in range(1, attempts + 1):
-            ((_, ok, value, _),) = run_batch(fn, [(key, payload)])
+            ((_, ok, value, _, where),) = run_batch(fn, [(key, payload)])
             if ok:
-                yield Outcome(key, value, attempts=attempt)
+                yield Outcome(key, value, attempts=attempt, where=where)
                 break
             if attempt == attempts:
-                yield Outcome(key, error=value, attempts=attempt)
+                yield Outcome(key, error=value, attempts=attempt, where=where)
 
 
 class _Runner(ABC):
@@ -276,15 +293,15 @@ class _Runner(ABC):
     def close(self) -> None:
         """Release the backend (after normal end or cancellation)."""
 
-    def _settle(self, item: _Item, ok: bool, value: Any) -> Outcome | None:
+    def _settle(self, item: _Item, ok: bool, value: Any, where: str = "") -> Outcome | None:
         """The outcome of one attempt, or None when the item goes back for another."""
         item.attempts += 1
         if ok:
-            return Outcome(item.key, value, attempts=item.attempts)
+            return Outcome(item.key, value, attempts=item.attempts, where=where)
         if item.attempts < self.backend.attempts:
             self.retry.append(item)
             return None
-        return Outcome(item.key, error=str(value), attempts=item.attempts)
+        return Outcome(item.key, error=str(value), attempts=item.attempts, where=where)
 
     def run(
         self, fn: Callable, items: Iterable[tuple[Any, Any]], total: int | None
@@ -336,10 +353,10 @@ class _Runner(ABC):
                         if outcome is not None:
                             yield outcome
                         continue
-                    for item, (_, ok, value, seconds) in zip(batch, result, strict=True):
+                    for item, (_, ok, value, seconds, where) in zip(batch, result, strict=True):
                         if ok:
                             self.sizer.record(seconds)
-                        outcome = self._settle(item, ok, value)
+                        outcome = self._settle(item, ok, value, where)
                         if outcome is not None:
                             yield outcome
         except BaseException:
