@@ -1,8 +1,10 @@
 """``soko collect``: the command line of ``agents.trajectories.collect_dataset``.
 
 Builds the subcommand's parser (``add_collect_parser``, registered by ``agents.cli``) and runs
-it (``run_collect``): exit code 0 when every level was collected, 1 when some are unsolved,
-130 on Ctrl-C (the partial dataset is kept).
+it (``run_collect``): exit code 0 when every level was collected, 1 when some are unsolved or
+failed, 130 on Ctrl-C (the partial dataset and the shards are kept: ``--resume`` goes on).
+The levels run in this process, in ``--jobs`` local processes or on Ray (``--ray``), the
+backend flags every per-level command shares (``soko_gym.execution``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 from typing import Any
 
 from agents.datasets import FORMATS
+from soko_gym.execution import Backend, add_backend_options
 
 
 def add_collect_parser(sub: Any, source_help: str) -> None:
@@ -23,7 +26,6 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
         "--out", required=True, help="Minari dataset id (e.g. sokoban/push-v0) or npz path"
     )
     p.add_argument("--format", choices=FORMATS, default="minari", help="dataset format (minari)")
-    p.add_argument("--jobs", type=int, default=1, metavar="K", help="worker processes (1)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="at most N levels")
     p.add_argument(
         "--time-limit", type=float, default=10.0, metavar="S", help="planner seconds per level (10)"
@@ -39,7 +41,16 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
     p.add_argument("--height", type=int, default=None, help="generated levels: rows (10)")
     p.add_argument("--boxes", type=int, default=None, help="generated levels: boxes (4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated levels (0)")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing dataset")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing dataset (and its shards)"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on from the shards of a stopped collection with the same arguments (the "
+        "levels they hold are not run again)",
+    )
+    add_backend_options(p, "levels")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run_collect)
 
@@ -60,8 +71,7 @@ def run_collect(args: argparse.Namespace) -> int:
     if args.max_episode_steps is not None:
         _check_positive("--max-episode-steps", args.max_episode_steps)
         env_kwargs["max_episode_steps"] = args.max_episode_steps
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    backend = Backend.from_args(args)
     result = collect_dataset(
         args.env,
         args.levels,
@@ -69,9 +79,10 @@ def run_collect(args: argparse.Namespace) -> int:
         args.out,
         format=args.format,
         overwrite=args.overwrite,
+        resume=args.resume,
         limit=args.limit,
         time_limit=args.time_limit,
-        jobs=args.jobs,
+        backend=backend,
         seed=args.seed,
         generator_kwargs=gen or None,
         env_kwargs=env_kwargs,

@@ -1,10 +1,12 @@
 """Expert datasets: the episode records and their npz and Minari files, written and read back.
 
-``agents.trajectories`` produces the episodes; this module writes them (``write_npz``,
-``write_minari``), reads them back (``load_dataset``) and replays one to check it
+``agents.trajectories`` produces the episodes; this module writes them (``write_npz`` from
+memory, ``write_minari`` from any iterable of episodes; ``agents.shards`` merges a collection's
+shard files into either), reads them back (``load_dataset``) and replays one to check it
 (``replay_episode``).
 
-npz layout (one ``numpy.savez_compressed`` file, no extra dependency; ``load_dataset`` reads it).
+npz layout (one compressed npz file, a zip of ``.npy`` arrays, no extra dependency;
+``load_dataset`` reads it). Episodes are in level order.
 Episode ``k`` has ``T_k`` steps and ``T_k + 1`` observations (the last one after the last step):
 
 ========================  ==================================  ================================
@@ -26,10 +28,10 @@ key                       dtype, shape                        meaning
                                                               levels, format_version
 ========================  ==================================  ================================
 
-Minari datasets (``data`` extra) hold the same episodes: ``infos["action_mask"]`` per
-observation, episode options ``{"level_index": k}`` for fixed level sources, episode metadata
-``level_index``, ``level_xsb`` and ``solution``, and the env spec, so
-``minari.load_dataset(id).recover_environment()`` gives back the env.
+Minari datasets (``data`` extra) hold the same episodes, in level order:
+``infos["action_mask"]`` per observation, episode options ``{"level_index": k}`` for fixed
+level sources, episode metadata ``level_index``, ``level_xsb`` and ``solution``, and the env
+spec, so ``minari.load_dataset(id).recover_environment()`` gives back the env.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,16 @@ from soko_gym.levels import Level
 
 FORMATS = ("minari", "npz")
 NPZ_FORMAT_VERSION = 1
+MINARI_CHUNK = 64  # episodes per Minari write
+# the per-step and per-observation arrays of an episode (npz keys and Episode attributes)
+EPISODE_ARRAYS = (
+    "observations",
+    "action_masks",
+    "actions",
+    "rewards",
+    "terminations",
+    "truncations",
+)
 MINARI_HINT = 'minari is needed for Minari datasets: pip install "soko-gym[data]"'
 
 
@@ -104,23 +117,45 @@ class Unsolved:
 
 @dataclass
 class CollectResult:
-    """What a collection produced.
+    """What a collection produced: counts, never the episodes (they go to disk as they arrive).
 
     Attributes:
-        episodes: the episodes, in level order.
-        unsolved: levels with no episode, and why.
-        n_levels: levels attempted.
-        interrupted: True when Ctrl-C stopped the collection (the episodes so far are kept).
-        seconds: wall time.
+        n_levels: levels in the selection (those found in the shards of a resumed run included).
+        n_episodes: episodes in the written dataset (or collected, when nothing was written).
+        n_steps: steps of those episodes.
+        unsolved: levels with no episode, and why, in level order; a level whose task failed
+            has status "error: <exception>".
+        resumed: levels found done in the shard folder of a stopped run, not run again.
+        interrupted: True when Ctrl-C stopped the collection (the levels done so far are kept).
+        seconds: wall time of this run.
         out: dataset id (Minari) or file path (npz) written, or None.
+        format: "npz" or "minari" when something was written.
+        shards: the shard folder kept for ``resume`` (after Ctrl-C), or None.
     """
 
-    episodes: list[Episode] = field(default_factory=list)
-    unsolved: list[Unsolved] = field(default_factory=list)
     n_levels: int = 0
+    n_episodes: int = 0
+    n_steps: int = 0
+    unsolved: list[Unsolved] = field(default_factory=list)
+    resumed: int = 0
     interrupted: bool = False
     seconds: float = 0.0
     out: str | None = None
+    format: str | None = None
+    shards: str | None = None
+
+    @property
+    def episodes(self) -> list[Episode]:
+        """The written dataset's episodes, read back with ``load_dataset`` (small datasets).
+
+        Raises:
+            ValueError: when episodes were collected but nothing was written (``out=None``).
+        """
+        if self.out is None:
+            if self.n_episodes:
+                raise ValueError("nothing was written (out=None): the episodes are not kept")
+            return []
+        return load_dataset(self.out, self.format).episodes
 
 
 @dataclass
@@ -148,26 +183,40 @@ def make_env(env_id: str, levels: Any, env_kwargs: dict[str, Any]) -> gym.Env:
 # -- writing and reading ---------------------------------------------------------------------
 
 
-def write_npz(result: CollectResult, path: str | Path, meta: dict[str, Any]) -> Path:
-    """Write the episodes to one npz file (layout in the module docstring); returns its path.
+def episode_arrays(episodes: Sequence[Episode], unsolved: Sequence[Unsolved]) -> dict[str, Any]:
+    """The npz layout's arrays (module docstring) of these episodes and unsolved levels, no meta."""
+    arrays: dict[str, np.ndarray] = {
+        "episode_lengths": np.array([len(e) for e in episodes], dtype=np.int64),
+        "level_index": np.array([e.level_index for e in episodes], dtype=np.int64),
+        "level_xsb": np.array([e.level.to_xsb() for e in episodes], dtype=str),
+        "solution": np.array([e.solution for e in episodes], dtype=str),
+        "unsolved_index": np.array([u.level_index for u in unsolved], dtype=np.int64),
+        "unsolved_status": np.array([u.status for u in unsolved], dtype=str),
+    }
+    for name in EPISODE_ARRAYS:
+        parts = [getattr(e, name) for e in episodes]
+        arrays[name] = np.concatenate(parts) if parts else np.zeros(0)
+    return arrays
+
+
+def meta_array(meta: dict[str, Any]) -> np.ndarray:
+    """The npz ``meta`` entry: the JSON of ``meta`` with the format version."""
+    return np.array(json.dumps({**meta, "format_version": NPZ_FORMAT_VERSION}))
+
+
+def write_npz(
+    episodes: Sequence[Episode],
+    unsolved: Sequence[Unsolved],
+    path: str | Path,
+    meta: dict[str, Any],
+) -> Path:
+    """Write episodes held in memory to one npz file (layout in the module docstring).
 
     The file is written next to its final name and renamed, so it is never half-written.
+    ``agents.shards.merge_npz`` writes the same layout from shard files, for any size.
     """
     path = Path(path)
-    eps = result.episodes
-    arrays: dict[str, np.ndarray] = {
-        "episode_lengths": np.array([len(e) for e in eps], dtype=np.int64),
-        "level_index": np.array([e.level_index for e in eps], dtype=np.int64),
-        "level_xsb": np.array([e.level.to_xsb() for e in eps], dtype=str),
-        "solution": np.array([e.solution for e in eps], dtype=str),
-        "unsolved_index": np.array([u.level_index for u in result.unsolved], dtype=np.int64),
-        "unsolved_status": np.array([u.status for u in result.unsolved], dtype=str),
-        "meta": np.array(json.dumps({**meta, "format_version": NPZ_FORMAT_VERSION})),
-    }
-    names = ("observations", "action_masks", "actions", "rewards", "terminations", "truncations")
-    for name in names:
-        parts = [getattr(e, name) for e in eps]
-        arrays[name] = np.concatenate(parts) if parts else np.zeros(0)
+    arrays = {**episode_arrays(episodes, unsolved), "meta": meta_array(meta)}
     tmp = path.with_name(path.name + ".partial.npz")
     np.savez_compressed(tmp, **arrays)
     os.replace(tmp, path)
@@ -215,26 +264,40 @@ def import_minari():
 
 
 def write_minari(
-    result: CollectResult,
+    episodes: Iterable[Episode],
     dataset_id: str,
     env_id: str,
     spec_kwargs: dict[str, Any],
     *,
     planner: str,
+    n_levels: int,
+    unsolved: Sequence[Unsolved] = (),
+    interrupted: bool = False,
     overwrite: bool = False,
-) -> str:
-    """Write the episodes as a Minari dataset (under ``MINARI_DATASETS_PATH`` if set).
+    chunk: int = MINARI_CHUNK,
+) -> str | None:
+    """Write episodes as a Minari dataset (under ``MINARI_DATASETS_PATH`` if set).
+
+    ``episodes`` is consumed ``chunk`` episodes at a time (a generator reading shards keeps the
+    memory to one chunk). Nothing is written when it is empty.
+
+    Returns:
+        The dataset id, or None when there was no episode.
 
     Raises:
         ValueError: when the dataset exists and ``overwrite`` is False, or for a malformed id.
         ImportError: naming the ``data`` extra when minari is missing.
     """
     import inspect
+    import itertools
 
     minari = import_minari()
-    from minari.data_collector.episode_buffer import EpisodeBuffer
     from minari.storage.datasets_root_dir import get_dataset_path
 
+    stream = iter(episodes)
+    first = list(itertools.islice(stream, chunk))
+    if not first:
+        return None
     if Path(get_dataset_path(dataset_id)).exists():
         if not overwrite:
             raise ValueError(
@@ -242,9 +305,54 @@ def write_minari(
             )
         minari.delete_dataset(dataset_id)
     fixed = spec_kwargs["levels"] not in (None, "generated")
-    buffers = [
+    env = make_env(
+        env_id,
+        spec_kwargs["levels"] or first[0].level,
+        {k: v for k, v in spec_kwargs.items() if k != "levels"},
+    )
+    extra = {}
+    if "jpeg_encoding" in inspect.signature(minari.create_dataset_from_buffers).parameters:
+        extra["jpeg_encoding"] = False  # observations are exact planes or frames: no JPEG
+    with warnings.catch_warnings():  # minari asks for an author and a code link: none here
+        warnings.filterwarnings("ignore", message=r"`\w+` is set to None", category=UserWarning)
+        dataset = minari.create_dataset_from_buffers(
+            dataset_id,
+            _episode_buffers(first, 0, fixed),
+            env=env,
+            eval_env=env,
+            algorithm_name=f"soko-gym PlannerPolicy({planner})",
+            description="(being written)",
+            **extra,
+        )
+    env.close()
+    storage = dataset.storage
+    storage.update_episode_metadata(_episode_metadata(first), range(len(first)))
+    written = len(first)
+    while batch := list(itertools.islice(stream, chunk)):
+        storage.update_episodes(_episode_buffers(batch, written, fixed))
+        storage.update_episode_metadata(
+            _episode_metadata(batch), range(written, written + len(batch))
+        )
+        written += len(batch)
+    listed = ", ".join(f"{u.level_index}: {u.status}" for u in unsolved) or "none"
+    storage.update_metadata(
+        {
+            "description": (
+                f"Expert episodes of {env_id} on {spec_kwargs['levels']!r} by planner {planner}; "
+                f"{written} of {n_levels} levels{' (interrupted)' if interrupted else ''}; "
+                f"unsolved levels: {listed}"
+            )
+        }
+    )
+    return dataset_id
+
+
+def _episode_buffers(episodes: Sequence[Episode], first_id: int, fixed: bool) -> list[Any]:
+    from minari.data_collector.episode_buffer import EpisodeBuffer
+
+    return [
         EpisodeBuffer(
-            id=k,
+            id=first_id + k,
             options={"level_index": e.level_index} if fixed else None,
             observations=e.observations,
             actions=e.actions,
@@ -253,46 +361,15 @@ def write_minari(
             truncations=e.truncations,
             infos={"action_mask": e.action_masks},
         )
-        for k, e in enumerate(result.episodes)
+        for k, e in enumerate(episodes)
     ]
-    env = make_env(
-        env_id,
-        spec_kwargs["levels"] or result.episodes[0].level,
-        {k: v for k, v in spec_kwargs.items() if k != "levels"},
-    )
-    unsolved = ", ".join(f"{u.level_index}: {u.status}" for u in result.unsolved) or "none"
-    extra = {}
-    if "jpeg_encoding" in inspect.signature(minari.create_dataset_from_buffers).parameters:
-        extra["jpeg_encoding"] = False  # observations are exact planes or frames: no JPEG
-    with warnings.catch_warnings():  # minari asks for an author and a code link: none here
-        warnings.filterwarnings("ignore", message=r"`\w+` is set to None", category=UserWarning)
-        dataset = minari.create_dataset_from_buffers(
-            dataset_id,
-            buffers,
-            env=env,
-            eval_env=env,
-            algorithm_name=f"soko-gym PlannerPolicy({planner})",
-            description=(
-                f"Expert episodes of {env_id} on {spec_kwargs['levels']!r} by planner {planner}; "
-                f"{len(result.episodes)} of {result.n_levels} levels"
-                f"{' (interrupted)' if result.interrupted else ''}; unsolved levels: {unsolved}"
-            ),
-            **extra,
-        )
-    env.close()
-    if buffers:
-        dataset.storage.update_episode_metadata(
-            [
-                {
-                    "level_index": e.level_index,
-                    "level_xsb": e.level.to_xsb(),
-                    "solution": e.solution,
-                }
-                for e in result.episodes
-            ],
-            range(len(buffers)),
-        )
-    return dataset_id
+
+
+def _episode_metadata(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+    return [
+        {"level_index": e.level_index, "level_xsb": e.level.to_xsb(), "solution": e.solution}
+        for e in episodes
+    ]
 
 
 def load_minari(dataset_id: str) -> Dataset:

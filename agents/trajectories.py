@@ -3,8 +3,16 @@
 Each level is solved with ``planners.solve`` and the solution is played in the env by a
 ``PlannerPolicy`` seeded with it (which replans if the env leaves the plan, as a macro move may),
 recording observations, actions, rewards, terminations, truncations and action masks.
-Levels the planner does not solve, or whose episode hits the step limit, are listed in the result
-and on the terminal, never dropped silently.
+Levels the planner does not solve, whose episode hits the step limit, or whose task failed
+("error: ..."), are listed in the result and on the terminal, never dropped silently.
+
+The levels run through ``soko_gym.execution`` (this process, ``jobs`` local processes or Ray):
+a task carries the level itself (a ``Level``, pickled as its rows), or for generated levels only
+its index: level ``k`` of seed ``s`` is generated inside the task from its own generator seeded
+``(s, k)``, so the driver does no generation (it would bound the throughput of a few workers
+on small levels) and a resumed collection makes the same levels. Results stream back in
+completion order; ``collect_dataset`` writes them to shards and merges those into one dataset
+(``agents.shards``).
 
 The episode records and their npz and Minari files (layout, writers, ``load_dataset``,
 ``replay_episode``) are in ``agents.datasets``; the names are importable from here as well.
@@ -13,7 +21,7 @@ The episode records and their npz and Minari files (layout, writers, ``load_data
 
 from __future__ import annotations
 
-import sys
+import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,19 +48,32 @@ from agents.datasets import (
     write_npz,
 )
 from agents.expert import PlannerPolicy
+from agents.shards import (
+    ShardIndex,
+    ShardWriter,
+    merge_minari,
+    merge_npz,
+    open_shards,
+    remove_shards,
+    shard_folder,
+)
+from soko_gym.execution import Backend, Progress, run
 from soko_gym.levels import Level
 
 __all__ = [
     "FORMATS",
     "MINARI_HINT",
     "NPZ_FORMAT_VERSION",
+    "Backend",
     "CollectResult",
     "Dataset",
     "Episode",
+    "EpisodeStream",
     "Unsolved",
     "action_space_of",
     "collect_dataset",
     "collect_episodes",
+    "generated_level",
     "import_minari",
     "load_dataset",
     "load_minari",
@@ -90,35 +111,150 @@ def _check_positive(name: str, value: Any, allow_none: bool = True) -> None:
         raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
-def _levels_to_collect(
-    levels: Any, limit: int | None, generator_kwargs: dict[str, Any], seed: int
-) -> tuple[Iterator[Level], int, tuple[int, int], Any]:
-    """(levels, how many, obs_size, the ``levels`` argument recorded in the env spec)."""
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+
+
+def generated_level(seed: int, index: int, generator_kwargs: dict[str, Any]) -> Level:
+    """Generated level number ``index`` of a collection seeded ``seed``.
+
+    Each level has its own generator, seeded from ``(seed, index)``, so a task makes its level
+    where it runs, in any order, and a resumed collection makes the same levels again.
+    """
+    from soko_gym.levels.generator import generate_level
+
+    rng = np.random.default_rng([seed, index])
+    return generate_level(rng, **generator_kwargs).level
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of a collection shares (pickled with the function into each task).
+
+    ``generator_kwargs`` is set for generated levels: the task generates its level itself.
+    """
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    planner: str
+    seconds: float | None
+    seed: int = 0
+    generator_kwargs: dict[str, Any] | None = None
+
+
+@dataclass
+class _Plan:
+    """A validated collection: its tasks' shared part, its levels and the dataset's env args."""
+
+    job: _Job
+    levels: list[Level] | None  # the fixed levels; None for generated ones
+    n_levels: int
+    spec_kwargs: dict[str, Any]
+
+    def items(self, skip: set[int]) -> Iterator[tuple[int, tuple[int, Level | None]]]:
+        """``(index, (index, level))`` for ``execution.run``; generated levels travel as None."""
+        for index in range(self.n_levels):
+            if index not in skip:
+                yield index, (index, None if self.levels is None else self.levels[index])
+
+    def title(self, index: int) -> str:
+        """The title of level ``index`` ("" for generated levels)."""
+        return "" if self.levels is None else self.levels[index].title
+
+    def manifest(self) -> dict[str, Any]:
+        """The arguments a resumed collection must share with the stopped one (JSON)."""
+        import hashlib
+
+        digest = None
+        if self.levels is not None:
+            text = "\n;;\n".join(level.to_xsb() for level in self.levels)
+            digest = hashlib.sha256(text.encode()).hexdigest()
+        return _jsonable(
+            {
+                "env_id": self.job.env_id,
+                "planner": self.job.planner,
+                "time_limit": self.job.seconds,
+                "seed": None if self.levels is not None else self.job.seed,
+                "n_levels": self.n_levels,
+                "levels_sha256": digest,
+                "env_kwargs": self.spec_kwargs,
+            }
+        )
+
+
+def _plan(
+    env_id: str,
+    levels: Any,
+    planner: str,
+    *,
+    limit: int | None,
+    time_limit: float | None,
+    seed: int,
+    generator_kwargs: dict[str, Any] | None,
+    env_kwargs: dict[str, Any] | None,
+) -> _Plan:
+    """Validate a collection's arguments and resolve its levels (ValueError naming them)."""
+    import planners
     from soko_gym.levels.spec import generated_source
 
+    action_space_of(env_id)
+    if planner not in planners.available():
+        raise ValueError(f"planner must be one of {planners.available()}, got {planner!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
+    _check_positive("time_limit", time_limit)
+    _check_seed(seed)
+    env_kwargs = dict(env_kwargs or {})
+    for reserved in ("levels", "generator_kwargs"):
+        if reserved in env_kwargs:
+            raise ValueError(f"env_kwargs must not set {reserved!r}; pass it as an argument")
+    gen_kwargs = dict(generator_kwargs or {})
     spec = generated_source(levels)
     if spec is not None:
         if limit is None:
             raise ValueError('limit is needed with levels="generated" (the generator never ends)')
         from soko_gym.envs.sources import LevelSource
-        from soko_gym.levels.generator import generate_level
 
-        generator_kwargs.update(spec.with_generator_kwargs(generator_kwargs))  # recorded
-        LevelSource._check_generator_kwargs(generator_kwargs)
-        size = (int(generator_kwargs.get("height", 10)), int(generator_kwargs.get("width", 10)))
-        rng = np.random.default_rng(seed)
-        made = (generate_level(rng, **generator_kwargs).level for _ in range(limit))
-        return made, limit, size, "generated"
-    if generator_kwargs:
-        raise ValueError('generator_kwargs is only used with levels="generated[:WxH][:N]"')
-    from soko_gym.envs.sources import _resolve_levels
+        gen_kwargs = spec.with_generator_kwargs(gen_kwargs)  # recorded in the dataset
+        LevelSource._check_generator_kwargs(gen_kwargs)
+        try:  # bad generator arguments: a ValueError now, not one error per level later
+            generated_level(seed, 0, gen_kwargs)
+        except RuntimeError:  # no room found for this one: the task reports it as an error
+            pass
+        size = (int(gen_kwargs.get("height", 10)), int(gen_kwargs.get("width", 10)))
+        fixed, n_levels, recorded = None, limit, "generated"
+    else:
+        if gen_kwargs:
+            raise ValueError('generator_kwargs is only used with levels="generated[:WxH][:N]"')
+        from soko_gym.envs.sources import _resolve_levels
 
-    fixed = _resolve_levels(levels)
-    if limit is not None:
-        fixed = fixed[:limit]
-    size = (max(lv.height for lv in fixed), max(lv.width for lv in fixed))
-    recorded = levels if isinstance(levels, str) else None
-    return iter(fixed), len(fixed), size, recorded
+        fixed = _resolve_levels(levels)
+        if limit is not None:
+            fixed = fixed[:limit]
+        size = (max(lv.height for lv in fixed), max(lv.width for lv in fixed))
+        n_levels, recorded = len(fixed), levels if isinstance(levels, str) else None
+    env_kwargs.setdefault("obs_size", size)
+    spec_kwargs = {"levels": recorded, **env_kwargs}
+    if recorded == "generated":
+        spec_kwargs["generator_kwargs"] = gen_kwargs
+    job = _Job(env_id, env_kwargs, planner, time_limit, seed, gen_kwargs if fixed is None else None)
+    return _Plan(job, fixed, n_levels, spec_kwargs)
+
+
+def _backend(backend: Backend | None, jobs: int | None) -> Backend:
+    """The backend of ``backend=`` or its shorthand ``jobs=`` (ValueError naming a bad one)."""
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+        if backend is not None:
+            raise ValueError("pass jobs or backend, not both (jobs=K is backend=Backend(jobs=K))")
+        return Backend(jobs=jobs)
+    if backend is None:
+        return Backend()
+    if not isinstance(backend, Backend):
+        raise ValueError(f"backend must be a soko_gym.execution.Backend, got {backend!r}")
+    return backend
 
 
 # -- one level -------------------------------------------------------------------------------
@@ -177,54 +313,73 @@ def rollout_level(task: _Task) -> Episode | Unsolved:
     )
 
 
-def _run_tasks(tasks: Iterator[_Task], jobs: int) -> Iterator[Episode | Unsolved]:
-    """Results in task order, from this process or ``jobs`` worker processes."""
-    if jobs <= 1:
-        for task in tasks:
-            yield rollout_level(task)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
+def _rollout_item(job: _Job, payload: tuple[int, Level | None]) -> Episode | Unsolved:
+    """One task item (``execution.run``): make a generated level if needed, then roll it out."""
+    index, level = payload
+    if level is None:
+        assert job.generator_kwargs is not None
+        level = generated_level(job.seed, index, job.generator_kwargs)
+    return rollout_level(_Task(job.env_id, job.env_kwargs, job.planner, job.seconds, index, level))
 
-    # spawn: workers load the numba cache; no fork of a threaded parent
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        pending = []
+
+class EpisodeStream:
+    """A collection's episodes and unsolved levels as they finish (``collect_episodes``).
+
+    Iterating runs the levels on the backend and yields each ``Episode`` or ``Unsolved`` in
+    completion order (``level_index`` tells which level); nothing is kept. ``result`` counts
+    them; Ctrl-C ends the iteration with ``result.interrupted`` set (a caller that catches the
+    interrupt in its own loop sets it and calls ``close``, which cancels the outstanding tasks).
+
+    Attributes:
+        result: the counts so far (``n_episodes``, ``n_steps``, ``unsolved`` ...).
+        spec_kwargs: the env arguments of the dataset's env (``levels``, ``obs_size`` ...).
+    """
+
+    def __init__(
+        self, plan: _Plan, backend: Backend, skip: set[int], progress: bool = True
+    ) -> None:
+        self.plan = plan
+        self.spec_kwargs = plan.spec_kwargs
+        done = sum(1 for i in skip if 0 <= i < plan.n_levels)
+        self.result = CollectResult(n_levels=plan.n_levels, resumed=done)
+        self._items = self._run(backend, skip, plan.n_levels - done, progress)
+
+    def __iter__(self) -> Iterator[Episode | Unsolved]:
+        return self._items
+
+    def close(self) -> None:
+        """Stop: cancel the outstanding tasks (what was yielded is the caller's)."""
+        self._items.close()
+
+    def _run(
+        self, backend: Backend, skip: set[int], total: int, progress: bool
+    ) -> Iterator[Episode | Unsolved]:
+        result, plan = self.result, self.plan
+        bar = Progress(total, enabled=progress, good_label="solved")
+        start = time.perf_counter()
+        fn = functools.partial(_rollout_item, plan.job)
+        outcomes = run(fn, plan.items(skip), backend, total=total)
         try:
-            for task in tasks:
-                pending.append(pool.submit(rollout_level, task))
-                while len(pending) >= 2 * jobs:
-                    yield pending.pop(0).result()
-            while pending:
-                yield pending.pop(0).result()
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-
-
-class _Progress:
-    """One stderr line: levels done, solved, rate (redrawn on a terminal, else every ~5 s)."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.start = time.perf_counter()
-        self.last = self.start
-        self.tty = sys.stderr.isatty()
-
-    def update(self, done: int, solved: int, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not (self.tty or final or now - self.last >= 5.0):
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        line = f"[{done}/{self.total}] solved {solved}, {rate:.1f} levels/s"
-        if self.tty:
-            sys.stderr.write("\r" + line + ("\n" if final else ""))
-        else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+            for outcome in outcomes:
+                if outcome.ok:
+                    item = outcome.value
+                else:
+                    status = f"error: {outcome.error}"
+                    item = Unsolved(outcome.key, plan.title(outcome.key), status)
+                if isinstance(item, Episode):
+                    result.n_episodes += 1
+                    result.n_steps += len(item)
+                else:
+                    result.unsolved.append(item)
+                bar.update(isinstance(item, Episode), error=not outcome.ok)
+                result.seconds = time.perf_counter() - start
+                yield item
+        except KeyboardInterrupt:
+            result.interrupted = True
+        finally:
+            outcomes.close()
+            result.seconds = time.perf_counter() - start
+            bar.draw(final=True)
 
 
 def collect_episodes(
@@ -234,73 +389,49 @@ def collect_episodes(
     *,
     limit: int | None = None,
     time_limit: float | None = 10.0,
-    jobs: int = 1,
+    backend: Backend | None = None,
+    jobs: int | None = None,
     seed: int = 0,
     generator_kwargs: dict[str, Any] | None = None,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
-) -> tuple[CollectResult, dict[str, Any]]:
-    """Solve each level and play it in the env; Ctrl-C stops early and keeps what is done.
+    skip: set[int] | None = None,
+) -> EpisodeStream:
+    """Solve each level and play it in the env; the episodes stream back as they finish.
 
     Args:
         env_id: "Sokoban-Push-v0", "Sokoban-Macro-v0" or "Sokoban-Move-v0" (or a -Gen- id).
-        levels: a level source (pack selection, path, Level list) or "generated".
+        levels: a level source (pack selection, path, Level list) or "generated[:WxH][:N]".
         planner: registry name of the planner.
         limit: at most this many levels (needed for "generated").
         time_limit: planner seconds per level (None: no limit).
-        jobs: worker processes (1: this process).
-        seed: seed of the generated levels.
+        backend: where the levels run (``soko_gym.execution.Backend``; None: this process).
+        jobs: shorthand for ``backend=Backend(jobs=jobs)``.
+        seed: seed of the generated levels: level ``k`` comes from its own generator seeded
+            ``(seed, k)`` (the same levels whatever the backend or a resume).
         generator_kwargs: ``generate_level`` arguments (width, height, n_boxes ...) for
             "generated".
         env_kwargs: further env arguments (``max_episode_steps``, ``reward_scheme`` ...).
-        progress: show the progress line on stderr.
+        progress: show the progress line (done/total, rate, ETA) on stderr.
+        skip: level indexes not to run (done by a stopped collection).
 
     Returns:
-        The result and the env arguments of the dataset's env (``levels``, ``obs_size`` ...).
+        The stream: iterate it for the episodes; ``result`` and ``spec_kwargs`` beside them.
 
     Raises:
         ValueError: naming the bad argument.
     """
-    import planners
-
-    action_space_of(env_id)
-    if planner not in planners.available():
-        raise ValueError(f"planner must be one of {planners.available()}, got {planner!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
-    _check_positive("time_limit", time_limit)
-    env_kwargs = dict(env_kwargs or {})
-    for reserved in ("levels", "generator_kwargs"):
-        if reserved in env_kwargs:
-            raise ValueError(f"env_kwargs must not set {reserved!r}; pass it as an argument")
-    gen_kwargs = dict(generator_kwargs or {})
-    todo, total, size, recorded = _levels_to_collect(levels, limit, gen_kwargs, seed)
-    env_kwargs.setdefault("obs_size", size)
-    spec_kwargs = {"levels": recorded, **env_kwargs}
-    if recorded == "generated":
-        spec_kwargs["generator_kwargs"] = gen_kwargs
-    tasks = (
-        _Task(env_id, env_kwargs, planner, time_limit, i, level) for i, level in enumerate(todo)
+    plan = _plan(
+        env_id,
+        levels,
+        planner,
+        limit=limit,
+        time_limit=time_limit,
+        seed=seed,
+        generator_kwargs=generator_kwargs,
+        env_kwargs=env_kwargs,
     )
-    result = CollectResult(n_levels=total)
-    bar = _Progress(total, progress)
-    start = time.perf_counter()
-    done = 0
-    try:
-        for item in _run_tasks(tasks, jobs):
-            done += 1
-            if isinstance(item, Episode):
-                result.episodes.append(item)
-            else:
-                result.unsolved.append(item)
-            bar.update(done, len(result.episodes))
-    except KeyboardInterrupt:
-        result.interrupted = True
-    result.seconds = time.perf_counter() - start
-    bar.update(done, len(result.episodes), final=True)
-    return result, spec_kwargs
+    return EpisodeStream(plan, _backend(backend, jobs), set(skip or ()), progress)
 
 
 # -- the whole collection --------------------------------------------------------------------
@@ -314,30 +445,92 @@ def collect_dataset(
     *,
     format: str = "minari",
     overwrite: bool = False,
+    resume: bool = False,
     **options: Any,
 ) -> CollectResult:
-    """Collect expert episodes (``collect_episodes``) and write them (Minari or npz).
+    """Collect expert episodes (``collect_episodes``) into one Minari dataset or npz file.
+
+    Episodes are written to shard files as they arrive (``agents.shards``: ``OUT.npz.shards/``
+    beside an npz, ``.soko-shards/ID/`` under the Minari root) and merged into the dataset at
+    the end without holding it in memory; the shard folder is then removed. Ctrl-C merges the
+    levels done so far into the dataset and keeps the shards, so ``resume=True`` goes on.
 
     Args:
         env_id: the soko-gym env id.
-        levels: a level source or "generated".
+        levels: a level source or "generated[:WxH][:N]".
         planner: registry name of the planner.
         out: the Minari dataset id, or the npz path (".npz" is appended when missing); None
-            to write nothing.
+            to write nothing (the result counts the episodes).
         format: "minari" (``data`` extra) or "npz".
-        overwrite: replace an existing dataset (otherwise that is a ValueError).
-        **options: the keyword arguments of ``collect_episodes``.
+        overwrite: replace an existing dataset and shard folder (otherwise a ValueError).
+        resume: go on from the shard folder of a stopped collection with the same arguments:
+            the levels it holds are not run again (those whose task failed are).
+        **options: the keyword arguments of ``collect_episodes`` (``backend``, ``jobs``,
+            ``limit``, ``seed`` ...).
 
     Raises:
         ValueError: naming the bad argument; ImportError naming the extra for Minari.
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
-    if out is not None and format == "npz":
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
+    if resume and out is None:
+        raise ValueError("resume needs out (the dataset whose shards to go on from)")
+    stream_options = {k: v for k, v in options.items() if k not in ("backend", "jobs")}
+    stream_options.setdefault("progress", True)
+    progress = stream_options.pop("progress")
+    plan = _plan(env_id, levels, planner, **_plan_options(stream_options))
+    backend = _backend(options.get("backend"), options.get("jobs"))
+    if out is None:
+        stream = EpisodeStream(plan, backend, set(), progress)
+        _drain(stream, None)
+        return stream.result
+    out, folder = _prepare_output(out, format, levels, plan, overwrite, resume)
+    done = ShardIndex.read(folder).done if resume else set()
+    stream = EpisodeStream(plan, backend, done, progress)
+    _drain(stream, ShardWriter(folder))
+    result = stream.result
+    index = ShardIndex.read(folder)
+    result.n_episodes, result.n_steps, result.unsolved = (
+        index.n_episodes,
+        index.n_steps,
+        index.unsolved,
+    )
+    if format == "npz":
+        meta = {"env_id": env_id, "env_kwargs": plan.spec_kwargs, "planner": planner}
+        result.out = str(merge_npz(index, folder, out, _jsonable(meta)))
+    else:
+        result.out = merge_minari(
+            index,
+            str(out),
+            env_id,
+            plan.spec_kwargs,
+            planner=planner,
+            n_levels=plan.n_levels,
+            interrupted=result.interrupted,
+        )
+    result.format = format if result.out else None
+    if result.interrupted:
+        result.shards = str(folder)
+    else:
+        remove_shards(folder)
+    return result
+
+
+def _prepare_output(
+    out: str | Path, format: str, levels: Any, plan: _Plan, overwrite: bool, resume: bool
+) -> tuple[str | Path, Path]:
+    """Check the output and ready its shard folder: (the npz path or Minari id, the folder).
+
+    Raises:
+        ValueError: when the dataset or a shard folder exists without ``overwrite`` or
+            ``resume``, or ``resume`` finds nothing to go on from.
+    """
+    if format == "npz":
         out = Path(out) if str(out).endswith(".npz") else Path(f"{out}.npz")
-        if out.exists() and not overwrite:
-            raise ValueError(f"{out} exists; pass --overwrite to replace it")
-    if out is not None and format == "minari":
+        exists = out.exists()
+    else:
         import_minari()
         from minari.dataset.minari_dataset import parse_dataset_id
         from minari.storage.datasets_root_dir import get_dataset_path
@@ -348,19 +541,47 @@ def collect_dataset(
                 "saved as JSON); use format='npz' for Level objects"
             )
         parse_dataset_id(str(out))  # a malformed id: ValueError before any work
-        if Path(get_dataset_path(str(out))).exists() and not overwrite:
-            raise ValueError(f"Minari dataset {str(out)!r} exists; pass --overwrite to replace it")
-    result, spec_kwargs = collect_episodes(env_id, levels, planner, **options)
-    if out is None:
-        return result
-    if format == "npz":
-        meta = {"env_id": env_id, "env_kwargs": spec_kwargs, "planner": planner}
-        result.out = str(write_npz(result, out, _jsonable(meta)))
-    elif result.episodes:
-        result.out = write_minari(
-            result, str(out), env_id, spec_kwargs, planner=planner, overwrite=overwrite
+        exists = Path(get_dataset_path(str(out))).exists()
+    folder = shard_folder(out, format)
+    if folder.exists() and not (overwrite or resume):
+        open_shards(folder, plan.manifest(), resume, overwrite)  # the ValueError naming --resume
+    if exists and not (overwrite or resume):
+        raise ValueError(f"{_name(out, format)} exists; pass --overwrite to replace it")
+    if exists and resume and not folder.exists():
+        raise ValueError(
+            f"--resume: {_name(out, format)} has no shard folder ({folder}): it was collected "
+            "to the end; pass --overwrite to collect it again"
         )
-    return result
+    open_shards(folder, plan.manifest(), resume, overwrite)
+    return out, folder
+
+
+def _drain(stream: EpisodeStream, writer: ShardWriter | None) -> None:
+    """Run the stream to its end (or Ctrl-C), handing each level to ``writer``."""
+    try:
+        for item in stream:
+            if writer is not None:
+                writer.add(item)
+    except KeyboardInterrupt:  # between two levels: the stream catches the others
+        stream.result.interrupted = True
+    finally:
+        stream.close()
+        if writer is not None:
+            writer.flush()
+
+
+def _plan_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``collect_episodes`` options for ``_plan`` (a TypeError for an unknown one, as a call)."""
+    allowed = ("limit", "time_limit", "seed", "generator_kwargs", "env_kwargs")
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise TypeError(f"collect_dataset() got unexpected keyword arguments {unknown}")
+    defaults = {"limit": None, "time_limit": 10.0, "seed": 0}
+    return {k: options.get(k, defaults.get(k)) for k in allowed}
+
+
+def _name(out: str | Path, format: str) -> str:
+    return str(out) if format == "npz" else f"Minari dataset {str(out)!r}"
 
 
 def _jsonable(value: Any) -> Any:
@@ -374,9 +595,9 @@ def _jsonable(value: Any) -> Any:
 def report(result: CollectResult, out: Callable[[str], None] = print) -> None:
     """Print the summary and every unsolved level."""
     stop = " (interrupted: the dataset holds the levels done so far)" if result.interrupted else ""
-    out(
-        f"{len(result.episodes)}/{result.n_levels} levels collected in {result.seconds:.1f} s{stop}"
-    )
+    out(f"{result.n_episodes}/{result.n_levels} levels collected in {result.seconds:.1f} s{stop}")
+    if result.resumed:
+        out(f"resumed: {result.resumed} levels were already in the shards")
     if result.unsolved:
         out(f"unsolved ({len(result.unsolved)}):")
         for u in result.unsolved:
@@ -384,5 +605,7 @@ def report(result: CollectResult, out: Callable[[str], None] = print) -> None:
             out(f"  level {u.level_index + 1}{title}: {u.status}")
     if result.out:
         out(f"written: {result.out}")
-    elif result.n_levels and not result.episodes:
+    elif result.n_levels and not result.n_episodes:
         out("nothing written: no episode was collected")
+    if result.shards:
+        out(f"shards kept in {result.shards}: --resume goes on from them")

@@ -83,7 +83,7 @@ def collect(args: Args, path: Path) -> str:
         env_kwargs={"dead_plane": True},
         progress=not args.smoke,
     )
-    print(f"expert dataset: {len(result.episodes)} episodes, {len(result.unsolved)} unsolved")
+    print(f"expert dataset: {result.n_episodes} episodes, {len(result.unsolved)} unsolved")
     return str(result.out)
 
 

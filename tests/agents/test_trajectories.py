@@ -8,6 +8,7 @@ from agents import trajectories
 from agents.datasets import Unsolved, load_dataset, replay_episode
 from agents.trajectories import collect_dataset
 from soko_gym.cli import main as soko
+from soko_gym.execution import Backend
 
 ENV_IDS = ["Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0"]
 
@@ -141,8 +142,9 @@ def test_collect__ctrl_c_keeps_a_valid_partial_dataset(tmp_path, monkeypatch):
     result = collect_dataset(
         "Sokoban-Push-v0", "microban:1-4", out=tmp_path / "part.npz", format="npz", progress=False
     )
-    assert result.interrupted and result.n_levels == 4
+    assert result.interrupted and result.n_levels == 4 and result.n_episodes == 2
     check_episodes(load_dataset(tmp_path / "part.npz"), 2)
+    assert result.shards == str(tmp_path / "part.npz.shards")  # kept for --resume
 
 
 def test_collect__cli_writes_a_minari_dataset(minari_dir, capsys):
@@ -181,6 +183,12 @@ def test_collect__bad_arguments_raise_value_error_naming_them(tmp_path):
         collect_dataset("Sokoban-Push-v0", "microban:1", "nope")
     with pytest.raises(ValueError, match="jobs"):
         collect_dataset("Sokoban-Push-v0", "microban:1", jobs=0)
+    with pytest.raises(ValueError, match="jobs or backend"):
+        collect_dataset("Sokoban-Push-v0", "microban:1", jobs=2, backend=Backend(jobs=2))
+    with pytest.raises(ValueError, match="seed"):
+        collect_dataset("Sokoban-Push-v0", "generated", limit=1, seed=-1)
+    with pytest.raises(ValueError, match="resume"):
+        collect_dataset("Sokoban-Push-v0", "microban:1", resume=True)
     with pytest.raises(ValueError, match="limit"):
         collect_dataset("Sokoban-Push-v0", "generated")
     with pytest.raises(ValueError, match="time_limit"):
@@ -191,8 +199,19 @@ def test_collect__episode_cut_by_the_step_limit_is_listed_as_unsolved(tmp_path):
     result = collect_dataset(
         "Sokoban-Move-v0",
         "microban:1-2",
+        out=tmp_path / "cut.npz",
+        format="npz",
         env_kwargs={"max_episode_steps": 20},  # level 1 takes 33 moves, level 2 takes 16
         progress=False,
     )
-    assert [ep.level_index for ep in result.episodes] == [1]
+    assert [ep.level_index for ep in result.episodes] == [1]  # read back from the npz
+    assert result.n_episodes == 1
     assert result.unsolved == [Unsolved(0, "1", "truncated after 20 steps")]
+
+
+def test_collect__without_out_counts_and_keeps_no_episode():
+    result = collect_dataset("Sokoban-Push-v0", "microban:1-2", progress=False)
+    assert (result.n_levels, result.n_episodes, result.out) == (2, 2, None)
+    assert result.n_steps > 0
+    with pytest.raises(ValueError, match="nothing was written"):
+        _ = result.episodes
