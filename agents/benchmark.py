@@ -36,14 +36,15 @@ Outputs in ``--out``:
 
 Agents (loaded by ``agents.models.load_agent``): a ``.zip`` saved by ``soko train``, or by
 stable-baselines3 or sb3-contrib (MaskablePPO, PPO or DQN, named by the sidecar's ``algo`` or
-found from the policy class stored in the zip). The env id and env arguments come from a sidecar
-JSON next to the model (``model.json`` or ``model.zip.json``: ``{"env_id": ..., "env_kwargs":
-{...}}``; else the metadata ``soko train`` stores in the zip), from ``--agent-env``, or else from
-the model's spaces (planes observation ``(C, H, W)``; ``Discrete(4 H W)`` is the push env,
-``Discrete((H W)^2)`` the macro env, ``Discrete(4|5)`` the move env). Maskable models get the
-env's action masks. Episodes take the policy's most likely action with one episode per level,
-and sample actions (seeded by ``--seed``) with more. A level larger than the model's frame gets
-status "does_not_fit".
+found from the policy class stored in the zip), or the RLlib checkpoint folder of ``soko train
+--algo rllib-ppo`` (``model/`` or ``algorithm/``, masked). The env id and env arguments come
+from a sidecar JSON next to the model (``model.json`` or ``model.zip.json``: ``{"env_id": ...,
+"env_kwargs": {...}}``; else the metadata ``soko train`` stores in the zip), from
+``--agent-env``, or else from the model's spaces (planes observation ``(C, H, W)``;
+``Discrete(4 H W)`` is the push env, ``Discrete((H W)^2)`` the macro env, ``Discrete(4|5)`` the
+move env). Maskable models get the env's action masks. Episodes take the policy's most likely
+action with one episode per level, and sample actions (seeded by ``--seed``) with more. A level
+larger than the model's frame gets status "does_not_fit".
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class BenchConfig:
     Attributes:
         levels: a level source (pack name, file or directory, with an optional ``:A-B``).
         planners: planner registry names (see ``planners.available()``).
-        agents: paths of saved SB3 models (``.zip``).
+        agents: paths of saved SB3 models (``.zip``) or RLlib checkpoint folders.
         time_limit: seconds per level for each planner.
         episodes_per_level: agent episodes on each level.
         max_steps: agent step budget per episode (None: the env id's registered limit).
@@ -352,7 +353,7 @@ def _check_config(config: BenchConfig) -> None:
     if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
         raise ValueError(f"--agent-env must be one of {ENV_IDS}, got {config.agent_env!r}")
     for path in config.agents:
-        if not Path(path).is_file():
+        if not Path(path).exists():  # a .zip, or an RLlib checkpoint folder
             raise ValueError(f"agent model {path} not found")
     if config.plot:
         require_matplotlib()
@@ -493,7 +494,9 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         "--planners", default="", help="comma-separated planner names (see `soko planners`)"
     )
     bench.add_argument(
-        "--agents", default="", help="comma-separated saved SB3 models (model.zip, ...)"
+        "--agents",
+        default="",
+        help="comma-separated saved models (model.zip, or rllib-ppo's model/ folder, ...)",
     )
     bench.add_argument(
         "--time-limit",

@@ -9,6 +9,10 @@ sb3-contrib loads too, with the class its policy was stored from. ``load_agent``
 the model plays in (``LoadedAgent``): from the metadata, from an explicit env id, or else from
 the model's spaces (planes observation ``(C, H, W)``; ``Discrete(4 H W)`` is the push env,
 ``Discrete((H W)^2)`` the macro env, ``Discrete(4|5)`` the move env).
+
+A folder is an RLlib checkpoint of ``soko train --algo rllib-ppo`` (``model/``, or the whole
+``algorithm/`` checkpoint): ``agents.rllib.load_policy`` loads its module, without Ray running,
+as a ``MaskedPolicy`` whose ``predict`` takes ``action_masks`` as MaskablePPO's does.
 """
 
 from __future__ import annotations
@@ -105,10 +109,10 @@ def algo_of(path: str | Path, meta: dict[str, Any]) -> str:
 
 
 def load_model(path: str | Path, *, require_meta: bool = False) -> tuple[Any, dict[str, Any]]:
-    """Load a saved SB3 model on the CPU: ``(model, meta)``.
+    """Load a saved SB3 model (or an RLlib checkpoint folder) on the CPU: ``(model, meta)``.
 
     Args:
-        path: the model's ``.zip``.
+        path: the model's ``.zip``, or an RLlib checkpoint folder (``agents.rllib``).
         require_meta: refuse a model without soko-gym metadata naming its ``algo`` (one
             ``agents.train`` did not save); otherwise such a model loads with ``meta == {}``.
 
@@ -121,8 +125,15 @@ def load_model(path: str | Path, *, require_meta: bool = False) -> tuple[Any, di
         ValueError: a missing or unreadable model, or no metadata with ``require_meta``.
         ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
     """
-    classes = sb3_classes()
     path = Path(path)
+    if path.is_dir():
+        from agents.rllib import load_policy
+
+        policy, meta = load_policy(path)
+        if require_meta and not meta.get("algo"):
+            raise ValueError(f"{path} has no soko-gym metadata (sidecar {path.name}.json)")
+        return policy, meta
+    classes = sb3_classes()
     if not path.is_file():
         raise ValueError(f"model {path} not found")
     meta = read_meta(path)
@@ -175,7 +186,8 @@ def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
     Raises:
         ValueError: a missing or unreadable model, or an env that cannot be determined or does
             not fit the model's spaces.
-        ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
+        ImportError: naming the ``rl`` extra when stable-baselines3 is missing (``dist`` too
+            for an RLlib checkpoint).
     """
     model, meta = load_model(path)
     kwargs = {

@@ -1,7 +1,9 @@
-"""SB3 training runs: MaskablePPO, PPO, DQN and behaviour cloning on soko-gym's vector envs.
+"""Training runs: SB3's MaskablePPO, PPO, DQN and behaviour cloning, and RLlib's PPO.
 
 ``train(TrainConfig(...))`` (or ``soko train``) trains on the numba vector env through the SB3
-adapter (``soko_gym.envs.sb3``) and writes into its output folder:
+adapter (``soko_gym.envs.sb3``), or with ``algo="rllib-ppo"`` through RLlib's env runners on a
+local Ray or a cluster (``agents.rllib``: each runner steps the numba vector env, action masks
+in the observations), and writes into its output folder:
 
 - ``config.json``: the whole configuration, so a run can be repeated;
 - ``progress.csv``: SB3's training metrics (losses, rolling episode reward and success rate);
@@ -12,13 +14,21 @@ adapter (``soko_gym.envs.sb3``) and writes into its output folder:
 - ``learning_curve.png``: solve rate and episode reward against steps (``plot`` extra);
 - ``bc.csv`` for behaviour cloning: loss and accuracy against gradient steps.
 
+An RLlib run writes the same files, its models being RLlib module checkpoint folders
+(``model/``, ``best_model/``, ``checkpoints/model_<steps>_steps/``, each with its sidecar
+``.json``; ``agents.models.load_model`` reads them too), ``progress.csv`` having RLlib's
+metrics under the SB3 column names the figure reads, and ``algorithm/`` holding RLlib's whole
+final checkpoint (``Algorithm.from_checkpoint``).
+
 Level sources are a bundled pack, file or selection (``boxoban-unfiltered-train``,
 ``microban:1-50``) or ``generated:WxH:N`` (fresh generated levels, W columns, H rows, N boxes);
 ``a+b`` mixes sources (``agents.train_env``). Configs live in ``agents.train_config``, the
 held-out evaluation in ``agents.evaluation``, behaviour cloning in ``agents.bc``, the figure in
 ``agents.learning_curve``.
 Held-out evaluation levels from a generated source are generated from a seed the training
-levels never use. The same config and seed give the same run. Needs the ``rl`` extra.
+levels never use. The same config and seed give the same SB3 run (an RLlib run is seeded too,
+runner by runner, but not promised to repeat exactly). Needs the ``rl`` extra (``rllib-ppo``:
+``rl`` and ``dist``).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import csv
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +55,7 @@ from agents.train_config import (
     EnvConfig,
     NetworkConfig,
     PPOConfig,
+    RLlibConfig,
     TrainConfig,
     check_config,
     default_eval_source,
@@ -74,29 +86,32 @@ def policy_kind(config: TrainConfig, algo: str) -> str:
     kind = config.network.policy
     if kind == "auto":
         push = config.env.env_id.startswith("Sokoban-Push")
-        return "square" if push and algo in ("maskable-ppo", "ppo") else "cnn"
+        return "square" if push and algo in ("maskable-ppo", "ppo", "rllib-ppo") else "cnn"
     if kind == "square" and algo == "dqn":
         raise ValueError("network.policy 'square' is for PPO and MaskablePPO; use 'cnn' with DQN")
     return kind
 
 
+def features_kwargs(config: TrainConfig, obs_size: tuple[int, int]) -> dict[str, Any]:
+    """``BoardCNN`` arguments: the defaults for the board, with ``network``'s overrides."""
+    from agents.features import default_features_kwargs
+
+    fe_kwargs = default_features_kwargs(obs_size)
+    if config.network.channels:
+        fe_kwargs["channels"] = config.network.channels
+    if config.network.n_layers:
+        fe_kwargs["n_layers"] = config.network.n_layers
+    return fe_kwargs
+
+
 def build_model(config: TrainConfig, env: Any, algo: str) -> Any:
     """A fresh SB3 model of ``algo`` ("maskable-ppo", "ppo", "dqn") on ``env``, seeded."""
-    from agents.features import (
-        BoardCNN,
-        MaskableSquarePolicy,
-        SquarePolicy,
-        default_features_kwargs,
-    )
+    from agents.features import BoardCNN, MaskableSquarePolicy, SquarePolicy
 
     rl = require_rl()
     net = config.network
     _, height, width = env.observation_space.shape
-    fe_kwargs = default_features_kwargs((height, width))
-    if net.channels:
-        fe_kwargs["channels"] = net.channels
-    if net.n_layers:
-        fe_kwargs["n_layers"] = net.n_layers
+    fe_kwargs = features_kwargs(config, (height, width))
     kind = policy_kind(config, algo)
     if kind == "square":
         policy: Any = MaskableSquarePolicy if algo == "maskable-ppo" else SquarePolicy
@@ -174,12 +189,29 @@ class TrainResult:
 
 
 class _Run:
-    """Checkpoints, evaluations, eval.csv and progress lines of one run."""
+    """Checkpoints, evaluations, eval.csv and progress lines of one run.
+
+    ``saver(model, path, meta)`` saves a model to ``path`` (``<name><suffix>``) and
+    ``train_stats(model)`` gives the recent training episodes' (success rate, mean reward):
+    SB3's by default, the RLlib path's own for ``rllib-ppo``.
+    """
 
     def __init__(
-        self, config: TrainConfig, out: Path, meta: dict[str, Any], eval_env: Any, n_eval: int
+        self,
+        config: TrainConfig,
+        out: Path,
+        meta: dict[str, Any],
+        eval_env: Any,
+        n_eval: int,
+        *,
+        suffix: str = ".zip",
+        saver: Callable[[Any, Path, dict[str, Any]], Path] | None = None,
+        train_stats: Callable[[Any], tuple[float, float]] | None = None,
     ) -> None:
         self.config = config
+        self.suffix = suffix
+        self.saver = saver or save_model
+        self.train_stats = train_stats or _train_stats
         self.out = out
         self.meta = meta
         self.eval_env = eval_env
@@ -205,14 +237,14 @@ class _Run:
     def on_step(self, model: Any, t: int, total: int) -> bool:
         """Checkpoint, evaluate or report when due; False when the time budget is spent."""
         if self.next_ckpt is not None and t >= self.next_ckpt:
-            self.save(model, self.out / "checkpoints" / f"model_{t}_steps.zip", t)
+            self.save(model, self.out / "checkpoints" / f"model_{t}_steps{self.suffix}", t)
             self.next_ckpt = (t // self.config.checkpoint_every + 1) * self.config.checkpoint_every
         if self.next_eval is not None and t >= self.next_eval:
             self.evaluate(model, t, "rl")
             self.next_eval = (t // self.config.eval_every + 1) * self.config.eval_every
         elif time.perf_counter() - self.last_line > 30:
             self.last_line = time.perf_counter()
-            success, reward = _train_stats(model)
+            success, reward = self.train_stats(model)
             self.log(
                 f"[{t}/{total}] {t / max(self.seconds(), 1e-9):.0f} steps/s, training "
                 f"episodes solved {success:.1%}, reward {reward:.2f}, {self.seconds():.0f} s"
@@ -223,14 +255,14 @@ class _Run:
         return True
 
     def save(self, model: Any, path: Path, t: int) -> Path:
-        return save_model(model, path, {**self.meta, "timesteps": int(t)})
+        return self.saver(model, path, {**self.meta, "timesteps": int(t)})
 
     def evaluate(self, model: Any, t: int, phase: str) -> EvalResult | None:
         if self.eval_env is None or t == self.last_eval_at:
             return self.final
         res = evaluate(model, self.eval_env, self.n_eval)
         self.final, self.last_eval_at = res, t
-        success, reward = _train_stats(model)
+        success, reward = self.train_stats(model)
         row = [phase, t, f"{self.seconds():.1f}", f"{res.solve_rate:.4f}", f"{res.mean_pushes:.3f}"]
         row += [f"{res.mean_reward:.4f}", f"{res.mean_length:.2f}", res.n_levels]
         row += [f"{success:.4f}", f"{reward:.4f}"]
@@ -238,7 +270,7 @@ class _Run:
             csv.writer(f).writerow(row)
         if res.solve_rate > self.best:
             self.best = res.solve_rate
-            self.save(model, self.out / "best_model.zip", t)
+            self.save(model, self.out / f"best_model{self.suffix}", t)
         self.last_line = time.perf_counter()
         self.log(
             f"[{t} steps, {self.seconds():.0f} s] eval: solved {res.solve_rate:.1%} of "
@@ -280,6 +312,8 @@ def train(config: TrainConfig) -> TrainResult:
     """
     check_config(config)
     rl = require_rl()
+    if config.algo == "rllib-ppo":
+        import agents.rllib  # noqa: F401  (an ImportError naming the extras comes first)
     out = Path(config.out)
     _prepare_out(out, config.overwrite)
     if config.torch_threads:
@@ -318,11 +352,14 @@ def train(config: TrainConfig) -> TrainResult:
             f,
             indent=2,
         )
-    env = make_train_env(config, env_kwargs)
     eval_env = None
     if eval_levels:
         max_steps = config.env.eval_max_steps or config.env.max_episode_steps
         eval_env = make_eval_env(config.env.env_id, eval_levels, env_kwargs, max_steps)
+    if config.algo == "rllib-ppo":
+        run_args = (out, meta, eval_env, len(eval_levels))
+        return _train_rllib(config, run_args, env_kwargs, obs_size)
+    env = make_train_env(config, env_kwargs)
     model = build_model(config, env, algo)
     model.set_logger(rl.configure(str(out), ["csv"]))
     run = _Run(config, out, meta, eval_env, len(eval_levels))
@@ -360,6 +397,80 @@ def train(config: TrainConfig) -> TrainResult:
     return TrainResult(out, model_path, final, t, run.seconds(), interrupted)
 
 
+def _train_rllib(
+    config: TrainConfig,
+    run_args: tuple[Path, dict[str, Any], Any, int],
+    env_kwargs: dict[str, Any],
+    obs_size: tuple[int, int],
+) -> TrainResult:
+    """``rllib-ppo``: RLlib's PPO on Ray, evaluated, checkpointed and saved as the SB3 runs are.
+
+    ``run_args`` are ``_Run``'s (out, meta, eval env, evaluation levels). Each
+    ``algo.train()`` samples one batch on the env runners and updates; the learner's weights
+    then go into a local copy of the module, which ``_Run`` evaluates and saves. A Ray this
+    started is shut down at the end (one joined or already running is left alone).
+    """
+    from agents import rllib
+
+    out, meta = run_args[0], run_args[1]
+    progress = rllib.ProgressLog(out / "progress.csv")
+    run = _Run(
+        config,
+        *run_args,
+        suffix="",
+        saver=rllib.save_policy,
+        train_stats=lambda _model: progress.train_stats(),
+    )
+    kind = policy_kind(config, "rllib-ppo")
+    features = features_kwargs(config, obs_size)
+    if kind == "cnn":
+        features.update(pooling=config.network.pooling, features_dim=config.network.features_dim)
+    net = config.network
+    model_config = {"kind": kind, "features": features, "net_arch": list(net.net_arch)}
+    model_config.update(value_hidden=net.value_hidden, value_head=net.value_head)
+    env_config = rllib.runner_env_config(config, env_kwargs)
+    policy = rllib.build_policy(env_config, model_config)  # bad settings fail here, not on Ray
+    started = rllib.connect_ray(config.rllib.ray_address, config.rllib.env_runners, config.quiet)
+    algo = None
+    t = 0
+    interrupted = False
+    try:
+        algo = rllib.ppo_config(config, env_config, model_config).build_algo()
+        rllib.track_sampling_time(algo)
+        envs = rllib.check_runner_envs(algo)
+        run.log(
+            f"RLlib PPO on {len(envs)} env runner(s), each stepping a {envs[0]} of "
+            f"{rllib.envs_per_runner(config)} envs"
+        )
+        try:
+            while t < config.steps:
+                t = progress.record(algo.train(), run.seconds())
+                policy.module.set_state(rllib.learner_weights(algo))
+                if not run.on_step(policy, t, config.steps):
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+            run.log("interrupted: saving the model so far")
+        policy.module.set_state(rllib.learner_weights(algo))
+        rllib.save_algorithm(algo, out / "algorithm", {**meta, "timesteps": t})
+    finally:
+        if algo is not None:
+            algo.stop()
+        if started:
+            import ray
+
+            ray.shutdown()
+    final = run.evaluate(policy, t, "rl")
+    model_path = run.save(policy, out / "model", t)
+    if run.eval_env is not None:
+        run.eval_env.close()
+    try:
+        plot_learning_curve(out)
+    except ImportError as err:
+        run.log(f"no learning_curve.png: {err}")
+    return TrainResult(out, model_path, final, t, run.seconds(), interrupted)
+
+
 # -- soko train ---------------------------------------------------------------------------------
 
 
@@ -371,6 +482,7 @@ _SECTIONS = (
     ("ppo", PPOConfig, "ppo-"),
     ("dqn", DQNConfig, "dqn-"),
     ("bc", BCConfig, "bc-"),
+    ("rllib", RLlibConfig, "rllib-"),
 )
 # short flags kept from before the flags were generated (README and scripts use them)
 _ALIASES: dict[str, dict[str, list[str]]] = {
@@ -389,6 +501,7 @@ _ALIASES: dict[str, dict[str, list[str]]] = {
         "finetune_algo": ["--finetune-algo"],
         "finetune_steps": ["--finetune-steps"],
     },
+    "rllib": {"ray_address": ["--ray"]},
 }
 _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "env": {},
@@ -400,6 +513,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "ppo": {},
     "dqn": {},
     "bc": {"finetune_algo": ("maskable-ppo", "ppo")},
+    "rllib": {},
 }
 
 
@@ -407,10 +521,12 @@ def add_train_parser(sub: Any, source_help: str) -> None:
     """Add the ``train`` subcommand; its options are generated from ``TrainConfig``'s fields."""
     t = sub.add_parser(
         "train",
-        help="train an RL agent (MaskablePPO, PPO, DQN) or clone an expert dataset (bc)",
+        help="train an RL agent (MaskablePPO, PPO, DQN, RLlib PPO) or clone an expert dataset",
         description="Train on the vector env; writes checkpoints, eval.csv, progress.csv, "
-        "learning_curve.png and model.zip (+ model.json) into --out. Every option is a field "
-        "of agents.train_config.TrainConfig (--ppo-*, --dqn-*, --bc-*: that section's).",
+        "learning_curve.png and model.zip (+ model.json) into --out (rllib-ppo: model/ and "
+        "algorithm/ folders, on a local Ray or --ray auto|ADDRESS). Every option is a field "
+        "of agents.train_config.TrainConfig (--ppo-*, --dqn-*, --bc-*, --rllib-*: that "
+        "section's).",
     )
     add_dataclass_options(
         t,
@@ -425,9 +541,13 @@ def add_train_parser(sub: Any, source_help: str) -> None:
             group, cls, prefix=prefix, aliases=_ALIASES[name], choices=_CHOICES[name]
         )
     shortcuts = t.add_argument_group("shortcuts (set the field in every section that has it)")
-    shortcuts.add_argument("--lr", type=float, default=None, help="ppo and dqn learning_rate")
+    shortcuts.add_argument(
+        "--lr", type=float, default=None, help="ppo (rllib-ppo too) and dqn learning_rate"
+    )
     shortcuts.add_argument("--batch-size", type=int, default=None, help="ppo, dqn, bc batch_size")
-    shortcuts.add_argument("--gamma", type=float, default=None, help="ppo and dqn gamma")
+    shortcuts.add_argument(
+        "--gamma", type=float, default=None, help="ppo (rllib-ppo too) and dqn gamma"
+    )
     t.set_defaults(func=run_train)
 
 

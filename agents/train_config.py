@@ -1,7 +1,7 @@
 """Training configuration: dataclasses for ``agents.train`` runs and the level-source specs.
 
-``TrainConfig`` nests ``EnvConfig``, ``NetworkConfig``, ``PPOConfig``, ``DQNConfig`` and
-``BCConfig``; ``asdict(config)`` is what a run writes to ``config.json`` and
+``TrainConfig`` nests ``EnvConfig``, ``NetworkConfig``, ``PPOConfig``, ``DQNConfig``,
+``BCConfig`` and ``RLlibConfig``; ``asdict(config)`` is what a run writes to ``config.json`` and
 ``TrainConfig.from_dict`` reads it back. A level source is a pack, file or selection
 (``boxoban-unfiltered-train``, ``microban:1-50``) or ``generated:WxH:N`` (fresh generated
 levels, W columns, H rows, N boxes).
@@ -14,7 +14,7 @@ from typing import Any
 
 from soko_gym.levels.spec import parse_source, parse_sources
 
-ALGOS = ("maskable-ppo", "ppo", "dqn", "bc")
+ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "rllib-ppo")
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
@@ -82,7 +82,10 @@ class NetworkConfig:
 
 @dataclass
 class PPOConfig:
-    """PPO and MaskablePPO hyperparameters (SB3's names; per update: n_envs * n_steps samples).
+    """PPO, MaskablePPO and RLlib PPO hyperparameters (SB3's names; per update: n_envs * n_steps).
+
+    ``rllib-ppo`` reads them under RLlib's names (``agents.rllib.ppo_config``); its update
+    size is ``rllib.train_batch_size`` when set.
 
     Attributes:
         learning_rate: Adam step size.
@@ -170,15 +173,40 @@ class BCConfig:
 
 
 @dataclass
+class RLlibConfig:
+    """RLlib runs (``algo="rllib-ppo"``): where they run and how they sample.
+
+    The PPO hyperparameters are the ``ppo`` section's (learning rate, minibatch size, epochs,
+    gamma ...); the network is the ``network`` section's.
+
+    Attributes:
+        env_runners: RLlib env runners (Ray actors, one CPU each) sampling in parallel; 0:
+            sample in the driver process.
+        envs_per_runner: sub-envs of each runner's vector env; 0: ``n_envs`` split over the
+            runners (rounded up).
+        train_batch_size: env steps per update; 0: runners x envs per runner x
+            ``ppo.n_steps``.
+        ray_address: None (or "local") starts a local Ray; "auto" joins the running
+            cluster (``ray start --head``); else a cluster address ("10.0.0.5:6379").
+    """
+
+    env_runners: int = 2
+    envs_per_runner: int = 0
+    train_batch_size: int = 0
+    ray_address: str | None = None
+
+
+@dataclass
 class TrainConfig:
     """One training run.
 
     Attributes:
-        algo: "maskable-ppo", "ppo", "dqn" or "bc".
+        algo: "maskable-ppo", "ppo", "dqn", "bc" or "rllib-ppo" (RLlib's PPO with action
+            masking, ``agents.rllib``).
         out: output folder.
         steps: env steps (RL) or gradient steps (bc).
         seed: seeds the levels, the network, SB3 and the evaluation.
-        n_envs: parallel envs of the vector env.
+        n_envs: parallel envs of the vector env (rllib-ppo: over all env runners).
         eval_every: env steps between evaluations (0: only at the end).
         eval_episodes: held-out levels per evaluation (generated: how many to generate).
         checkpoint_every: env steps between checkpoints (0: none).
@@ -193,6 +221,7 @@ class TrainConfig:
         ppo: PPO / MaskablePPO settings.
         dqn: DQN settings.
         bc: behaviour cloning settings.
+        rllib: RLlib settings (``algo="rllib-ppo"``).
     """
 
     algo: str = "maskable-ppo"
@@ -212,12 +241,13 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     dqn: DQNConfig = field(default_factory=DQNConfig)
     bc: BCConfig = field(default_factory=BCConfig)
+    rllib: RLlibConfig = field(default_factory=RLlibConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """A config from ``asdict`` output (``config.json``)."""
         parts = {"env": EnvConfig, "network": NetworkConfig, "ppo": PPOConfig}
-        parts.update(dqn=DQNConfig, bc=BCConfig)
+        parts.update(dqn=DQNConfig, bc=BCConfig, rllib=RLlibConfig)
         kwargs = {k: v for k, v in data.items() if k not in parts}
         for name, kind in parts.items():
             kwargs[name] = kind(**data.get(name, {}))
@@ -247,12 +277,25 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
             )
+    if config.algo == "rllib-ppo":
+        check_rllib(config.rllib)
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
     parse_sources(config.env.levels)
     if config.env.eval_levels is not None:
         parse_source(config.env.eval_levels)
+
+
+def check_rllib(rllib: RLlibConfig) -> None:
+    """Raise ValueError naming the first bad field of the ``rllib`` section."""
+    for name in ("env_runners", "envs_per_runner", "train_batch_size"):
+        value = getattr(rllib, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"rllib.{name} must be an int >= 0, got {value!r}")
+    address = rllib.ray_address
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise ValueError(f"--ray must be 'auto' or a cluster address, got {address!r}")
 
 
 # -- levels and envs ----------------------------------------------------------------------------

@@ -494,8 +494,9 @@ def connect_ray(backend: Backend) -> bool:
     }
     if backend.ray == "local":
         kwargs["num_cpus"] = backend.jobs or os.cpu_count() or 1
-        # local workers inherit this process's environment (the numba cache folder above all)
-        ray.init(**kwargs)
+        # a new Ray of this machine, never a running cluster's (plain ray.init() would join
+        # one); its workers inherit this environment (the numba cache folder above all)
+        ray.init(address="local", **kwargs)
     else:
         ray.init(address=backend.ray, **kwargs)
     return True

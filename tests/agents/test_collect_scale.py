@@ -304,7 +304,7 @@ def test_collect__a_level_whose_task_raises_is_listed_as_error(tmp_path, monkeyp
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False)
     yield
     ray.shutdown()
 

@@ -18,7 +18,7 @@ from tests.soko_gym import test_execution as helpers  # noqa: E402
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     ray.cloudpickle.register_pickle_by_value(helpers)  # workers need not import the tests
     yield
     ray.shutdown()
