@@ -410,7 +410,7 @@ def _train_rllib(
     then go into a local copy of the module, which ``_Run`` evaluates and saves. A Ray this
     started is shut down at the end (one joined or already running is left alone).
     """
-    from agents import rllib
+    from agents import rllib, rllib_env
 
     out, meta = run_args[0], run_args[1]
     progress = rllib.ProgressLog(out / "progress.csv")
@@ -428,7 +428,7 @@ def _train_rllib(
     net = config.network
     model_config = {"kind": kind, "features": features, "net_arch": list(net.net_arch)}
     model_config.update(value_hidden=net.value_hidden, value_head=net.value_head)
-    env_config = rllib.runner_env_config(config, env_kwargs)
+    env_config = rllib_env.runner_env_config(config, env_kwargs)
     policy = rllib.build_policy(env_config, model_config)  # bad settings fail here, not on Ray
     started = rllib.connect_ray(config.rllib.ray_address, config.rllib.env_runners, config.quiet)
     algo = None
@@ -437,10 +437,10 @@ def _train_rllib(
     try:
         algo = rllib.ppo_config(config, env_config, model_config).build_algo()
         rllib.track_sampling_time(algo)
-        envs = rllib.check_runner_envs(algo)
+        envs = rllib_env.check_runner_envs(algo)
         run.log(
             f"RLlib PPO on {len(envs)} env runner(s), each stepping a {envs[0]} of "
-            f"{rllib.envs_per_runner(config)} envs"
+            f"{rllib_env.envs_per_runner(config)} envs"
         )
         try:
             while t < config.steps:

@@ -10,7 +10,7 @@ pytest.importorskip("sb3_contrib")
 
 import ray  # noqa: E402
 
-from agents import rllib  # noqa: E402
+from agents import rllib, rllib_env  # noqa: E402
 from agents.benchmark import BenchConfig, run_benchmark  # noqa: E402
 from agents.models import load_agent  # noqa: E402
 from agents.train import config_from_args, train  # noqa: E402
@@ -65,8 +65,8 @@ def _config(tmp_path, levels, **overrides):
 
 def _runner_env(levels, num_envs, **env_overrides):
     config = _config(None, levels, env=EnvConfig(levels=levels, **env_overrides))
-    env_config = rllib.runner_env_config(config, env_kwargs_of(config.env, (6, 6)))
-    return rllib.make_runner_env({**env_config, "num_envs": num_envs})
+    env_config = rllib_env.runner_env_config(config, env_kwargs_of(config.env, (6, 6)))
+    return rllib_env.make_runner_env({**env_config, "num_envs": num_envs})
 
 
 def test_runner_env__observations_carry_the_native_envs_action_masks():
@@ -88,7 +88,7 @@ def test_runner_env__observations_carry_the_native_envs_action_masks():
 def test_runner_env__mixed_sources_split_the_envs_and_seed_apart():
     env = _runner_env(f"{GEN}+{GEN}", 5)
     mixed = env.unwrapped
-    assert isinstance(mixed, rllib.MixedVectorEnv)
+    assert isinstance(mixed, rllib_env.MixedVectorEnv)
     assert [p.num_envs for p in mixed.parts] == [3, 2]
     obs, _ = env.reset(seed=1)
     # same generator, different seeds: the parts start on different levels
@@ -136,11 +136,11 @@ def test_check_config__bad_rllib_settings_name_the_field(tmp_path):
 
 def test_rllib_ppo__env_runners_step_the_native_vector_env(tmp_path, local_ray):
     config = _config(tmp_path, GEN, n_envs=3)
-    env_config = rllib.runner_env_config(config, env_kwargs_of(config.env, (6, 6)))
+    env_config = rllib_env.runner_env_config(config, env_kwargs_of(config.env, (6, 6)))
     model_config = {"kind": "square", "features": {"channels": 4, "n_layers": 1}}
     algo = rllib.ppo_config(config, env_config, model_config).build_algo()
     try:
-        assert rllib.check_runner_envs(algo) == ["SokobanPushVectorEnv"]
+        assert rllib_env.check_runner_envs(algo) == ["SokobanPushVectorEnv"]
         layers = algo.env_runner_group.foreach_env_runner(
             lambda r: (type(r.env.env).__name__, r.env.unwrapped.num_envs),
             local_env_runner=False,

@@ -205,3 +205,21 @@ def test_bench__resume_runs_only_what_is_missing(tmp_path):
     keys = [tuple(r.split(",")[i] for i in (1, 3)) for r in rows]
     assert len(keys) == 8 and len(set(keys)) == 8
     assert rows[:3] == [line.rstrip("\n") for line in lines[1:4]]
+
+
+def test_optimize__jobs_give_the_same_results_and_resume(tmp_path):
+    solutions = tmp_path / "solved.jsonl"
+    main(["solve", "microban:1-6", "--jsonl", str(solutions), "--quiet"])
+    here, two = tmp_path / "here.jsonl", tmp_path / "two.jsonl"
+    common = ["optimize", "microban:1-6", "--solutions", str(solutions), "--time-limit", "2"]
+    assert main([*common, "--jsonl", str(here), "--quiet"]) == 0
+    assert main([*common, "--jsonl", str(two), "--quiet", "--jobs", "2"]) == 0
+
+    def lurds(path):
+        return {r["index"]: r["lurd"] for r in _records(path)}
+
+    assert lurds(here) == lurds(two) and len(lurds(here)) == 6
+    lines = two.read_text().splitlines(keepends=True)
+    two.write_text("".join(lines[:2]))
+    assert main([*common, "--jsonl", str(two), "--quiet", "--resume"]) == 0
+    assert sorted(r["index"] for r in _records(two)) == list(range(6))
