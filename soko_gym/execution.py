@@ -19,7 +19,9 @@ items one per task; a death counts against an item only when its task was the on
 dead local worker breaks the whole pool, so items lost together rerun one at a time). An
 item that fails ``attempts`` times yields an ``Outcome`` with ``error`` set (the exception
 text), never a gap. Closing the iterator (Ctrl-C in the caller's loop) cancels every
-outstanding task; outcomes already yielded are the caller's.
+outstanding task (on Ray by ending the connection this module opened, which makes Ray stop the
+job's tasks; cancelling them one by one races with their completion inside Ray 2.60's core
+worker and can abort the driver); outcomes already yielded are the caller's.
 """
 
 from __future__ import annotations
@@ -457,11 +459,15 @@ class _RayRunner(_Runner):
         return out
 
     def cancel_all(self) -> None:
-        for ref in self.running:
-            try:
-                self.ray.cancel(ref, force=True)
-            except Exception:  # already finished or its node is gone
-                pass
+        if self.started:  # our connection: ending it makes Ray kill this job's tasks
+            self.ray.shutdown()
+            self.started = False
+        else:  # the caller's session stays: cancel our tasks one by one
+            for ref in self.running:
+                try:
+                    self.ray.cancel(ref, force=True)
+                except Exception:  # already finished or its node is gone
+                    pass
         self.running.clear()
 
     def close(self) -> None:
