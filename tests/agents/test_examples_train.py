@@ -44,3 +44,12 @@ def test_example_05__smoke_clones_then_fine_tunes(tmp_path):
     assert phases[0] == "bc" and phases[-1] == "rl"
     for name in ("expert.npz", "bc.csv", "bc_model.zip", "model.zip", "learning_curve.png"):
         assert (out / name).is_file(), name
+
+
+def test_example_07__smoke_records_an_agent_with_record_video(tmp_path):
+    pytest.importorskip("moviepy", reason="RecordVideo needs the `video` extra")
+    out = tmp_path / "videos"
+    stdout = run_example("07_record_video.py", out)
+    videos = sorted(out.glob("agent-episode-*.mp4"))
+    assert [v.name for v in videos] == ["agent-episode-0.mp4", "agent-episode-1.mp4"]
+    assert all(v.stat().st_size > 1000 for v in videos) and stdout.count("wrote ") == 2
