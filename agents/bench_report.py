@@ -12,27 +12,24 @@ from pathlib import Path
 from typing import Any
 
 
-def _mean(values: Sequence[float]) -> str:
-    return f"{statistics.fmean(values):.1f}" if values else "-"
+def _fmean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
 
 
-def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """A Markdown table with one line per solver.
+def summary_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One dict per solver: the figures of ``format_summary`` (``soko bench --json``).
 
-    Columns: runs, solved runs, solve rate, mean pushes and moves of the solved runs, the same
-    means on the levels every solver solved ("common", with their count), mean seconds per run
-    and mean env steps per run (agents; both without the levels too large for the agent).
+    Keys: solver, kind, runs, solved, rate, pushes, moves (means over solved runs),
+    common_levels, common_pushes, common_moves (means on the levels every solver solved),
+    seconds_per_run, steps_per_run (agents; both without levels too large for the agent).
+    Means with nothing to average are None.
     """
     solvers: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         solvers.setdefault(row["solver"], []).append(row)
     solved_by = {s: {r["level"] for r in rs if _truthy(r["solved"])} for s, rs in solvers.items()}
     common = set.intersection(*solved_by.values()) if solved_by else set()
-    lines = [
-        f"| solver | kind | runs | solved | rate | pushes | moves | pushes (common {len(common)})"
-        " | moves (common) | s/run | steps/run |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    out = []
     for solver, rs in solvers.items():
         ok = [r for r in rs if _truthy(r["solved"])]
         first: dict[int, dict[str, Any]] = {}
@@ -41,14 +38,49 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
         shared = [r for lvl, r in first.items() if lvl in common]
         played = [r for r in rs if r["status"] != "does_not_fit"]  # runs that took time
         steps = [float(r["env_steps"]) for r in played if r["env_steps"] != ""]
-        secs = f"{statistics.fmean(float(r['seconds']) for r in played):.3f}" if played else "-"
+        out.append(
+            {
+                "solver": solver,
+                "kind": rs[0]["kind"],
+                "runs": len(rs),
+                "solved": len(ok),
+                "rate": len(ok) / len(rs),
+                "pushes": _fmean([float(r["pushes"]) for r in ok]),
+                "moves": _fmean([float(r["moves"]) for r in ok]),
+                "common_levels": len(common),
+                "common_pushes": _fmean([float(r["pushes"]) for r in shared]),
+                "common_moves": _fmean([float(r["moves"]) for r in shared]),
+                "seconds_per_run": _fmean([float(r["seconds"]) for r in played]),
+                "steps_per_run": _fmean(steps),
+            }
+        )
+    return out
+
+
+def format_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table with one line per solver (the figures of ``summary_rows``).
+
+    Columns: runs, solved runs, solve rate, mean pushes and moves of the solved runs, the same
+    means on the levels every solver solved ("common", with their count), mean seconds per run
+    and mean env steps per run (agents; both without the levels too large for the agent).
+    """
+    summary = summary_rows(rows)
+    common = summary[0]["common_levels"] if summary else 0
+
+    def one(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    lines = [
+        f"| solver | kind | runs | solved | rate | pushes | moves | pushes (common {common})"
+        " | moves (common) | s/run | steps/run |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in summary:
+        secs = "-" if r["seconds_per_run"] is None else f"{r['seconds_per_run']:.3f}"
         lines.append(
-            f"| {solver} | {rs[0]['kind']} | {len(rs)} | {len(ok)} | {len(ok) / len(rs):.1%} | "
-            f"{_mean([float(r['pushes']) for r in ok])} | "
-            f"{_mean([float(r['moves']) for r in ok])} | "
-            f"{_mean([float(r['pushes']) for r in shared])} | "
-            f"{_mean([float(r['moves']) for r in shared])} | "
-            f"{secs} | {_mean(steps)} |"
+            f"| {r['solver']} | {r['kind']} | {r['runs']} | {r['solved']} | {r['rate']:.1%} | "
+            f"{one(r['pushes'])} | {one(r['moves'])} | {one(r['common_pushes'])} | "
+            f"{one(r['common_moves'])} | {secs} | {one(r['steps_per_run'])} |"
         )
     return "\n".join(lines)
 

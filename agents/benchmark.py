@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -60,7 +61,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.bench_report import format_summary, plot_solve_rate, require_matplotlib
+from agents.bench_report import (
+    format_summary,
+    plot_solve_rate,
+    require_matplotlib,
+    summary_rows,
+)
 from agents.models import LoadedAgent, load_agent
 from soko_gym.execution import Backend, add_backend_options, run
 from soko_gym.levels import Level, load_levels
@@ -109,6 +115,8 @@ class BenchConfig:
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
+        json: print the summary as one JSON object (``agents.bench_report.summary_rows``)
+            instead of the table, and no per-run lines.
     """
 
     levels: str
@@ -126,6 +134,7 @@ class BenchConfig:
     seed: int = 0
     plot: bool = True
     quiet: bool = False
+    json: bool = False
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -407,7 +416,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
             writer.writerow(row)
             f.flush()
             rows.append(row)
-            if not config.quiet:
+            if not (config.quiet or config.json):
                 figures = (
                     f"{res['pushes']} pushes, {res['moves']} moves"
                     if res["solved"]
@@ -425,7 +434,10 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
                 emit(path, "agent", env_id, number, episode, res)
         except KeyboardInterrupt:
             interrupted = True
-    print(format_summary(rows))
+    if config.json:
+        print(json.dumps({"results": str(csv_path), "solvers": summary_rows(rows)}))
+    else:
+        print(format_summary(rows))
     if config.plot and rows:
         plot_solve_rate(rows, out / PLOT_NAME, config.time_limit, config.max_steps)
     if interrupted:
@@ -538,6 +550,9 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
     )
     bench.add_argument("--no-plot", action="store_true", help="do not write solve_rate.png")
     bench.add_argument("--quiet", action="store_true", help="no per-run lines on stderr")
+    bench.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object, per solver"
+    )
     bench.set_defaults(func=run_bench_command)
 
 
@@ -559,6 +574,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         plot=not args.no_plot,
         quiet=args.quiet,
+        json=args.json,
     )
     try:
         run_benchmark(config)

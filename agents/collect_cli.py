@@ -10,6 +10,7 @@ backend flags every per-level command shares (``soko_gym.execution``).
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from agents.datasets import FORMATS
@@ -52,7 +53,27 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
     )
     add_backend_options(p, "levels")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object (no progress)"
+    )
     p.set_defaults(func=run_collect)
+
+
+def summary(result: Any) -> dict[str, Any]:
+    """The ``--json`` summary of a ``CollectResult``."""
+    return {
+        "levels": result.n_levels,
+        "collected": result.n_episodes,
+        "steps": result.n_steps,
+        "seconds": round(result.seconds, 3),
+        "unsolved": [
+            {"index": u.level_index, "title": u.title, "status": u.status} for u in result.unsolved
+        ],
+        "resumed": result.resumed,
+        "out": result.out,
+        "shards": result.shards,
+        "interrupted": result.interrupted,
+    }
 
 
 def run_collect(args: argparse.Namespace) -> int:
@@ -86,9 +107,12 @@ def run_collect(args: argparse.Namespace) -> int:
         seed=args.seed,
         generator_kwargs=gen or None,
         env_kwargs=env_kwargs,
-        progress=not args.quiet,
+        progress=not (args.quiet or args.json),
     )
-    report(result)
+    if args.json:
+        print(json.dumps(summary(result)))
+    else:
+        report(result)
     if result.interrupted:
         return 130
     return 1 if result.unsolved else 0

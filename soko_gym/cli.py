@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import types
 import typing
@@ -72,16 +73,26 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             )
             return 2
     n_ok = 0
+    records = []
     for i, (level, lurd) in enumerate(zip(levels, solutions, strict=True)):
         result = verify(level, lurd)
         label = level.title or str(i + 1)
+        n_ok += result.ok
+        records.append(
+            {"title": label, "ok": result.ok, "moves": result.moves, "pushes": result.pushes}
+            | ({} if result.ok else {"step": result.index, "reason": result.reason})
+        )
+        if args.json or (args.quiet and result.ok):
+            continue
         if result.ok:
-            n_ok += 1
             print(f"{label}: ok ({result.moves} moves, {result.pushes} pushes)")
         else:
             print(f"{label}: FAILED at step {result.index}: {result.reason}")
-    print(f"{n_ok}/{len(levels)} solutions ok")
-    return 0 if n_ok == len(levels) else 1
+    if args.json:
+        print(json.dumps({"levels": len(levels), "ok": n_ok, "results": records}))
+    else:
+        print(f"{n_ok}/{len(levels)} solutions ok")
+    return EXIT_OK if n_ok == len(levels) else EXIT_SOME_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--lurd", help="one LURD string, checked against every selected level")
     group.add_argument(
         "--solutions", metavar="FILE", help="a text file with one LURD line per selected level"
+    )
+    verify.add_argument("--quiet", action="store_true", help="print only failures and the total")
+    verify.add_argument(
+        "--json", action="store_true", help="print one JSON object (per-level results and totals)"
     )
     verify.set_defaults(func=_cmd_verify)
 

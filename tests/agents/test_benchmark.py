@@ -168,3 +168,15 @@ def test_format_summary__reads_rows_back_from_the_csv(tmp_path):
     assert table[2] == "| astar | planner | 2 | 2 | 100.0% | 5.0 | 15.0 | 4.0 | 12.0 | 0.500 | - |"
     assert table[3] == "| m.zip | agent | 3 | 1 | 33.3% | 5.0 | 15.0 | 5.0 | 15.0 | 0.500 | 7.0 |"
     assert plot_solve_rate(rows, tmp_path / "p.png", 1.0, 10).stat().st_size > 0
+
+
+def test_bench__json_summary_for_scripts(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "bench"
+    args = ["bench", "--levels", "microban:1-3", "--planners", "astar", "--out", str(out)]
+    assert main([*args, "--no-plot", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (astar,) = summary["solvers"]
+    assert astar["solver"] == "astar" and astar["runs"] == 3 and astar["solved"] == 3
+    assert astar["rate"] == 1.0 and astar["pushes"] == 8.0 and astar["steps_per_run"] is None

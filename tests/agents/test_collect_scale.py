@@ -325,3 +325,16 @@ def test_collect__ray_collects_the_episodes_of_jobs(tmp_path, local_ray):
         assert_same_npz(on_ray, with_jobs)
         on_ray.unlink()
         with_jobs.unlink()
+
+
+def test_collect__json_summary_for_scripts(tmp_path, capsys):
+    import json
+
+    from soko_gym.cli import main
+
+    out = tmp_path / "data.npz"
+    args = ["collect", "--levels", "microban:1-2", "--format", "npz", "--out", str(out)]
+    assert main([*args, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["levels"] == 2 and summary["collected"] == 2 and summary["unsolved"] == []
+    assert summary["out"] == str(out) and summary["interrupted"] is False

@@ -1,4 +1,5 @@
 import argparse
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -39,6 +40,17 @@ def test_verify__names_the_first_illegal_step(capsys):
     assert main(["verify", "microban:1", "--lurd", "dlUlr"]) == 1
     out = capsys.readouterr().out
     assert "FAILED at step 3" in out and "wall" in out
+
+
+def test_verify__json_and_quiet_for_scripts(capsys):
+    assert main(["verify", "microban:1-2", "--lurd", MICROBAN_1, "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["levels"] == 2 and summary["ok"] == 1
+    assert summary["results"][0] == {"title": "1", "ok": True, "moves": 33, "pushes": 8}
+    assert summary["results"][1]["ok"] is False and "step" in summary["results"][1]
+    assert main(["verify", "microban:1-2", "--lurd", MICROBAN_1, "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "ok (" not in out and "FAILED" in out and "1/2 solutions ok" in out
 
 
 def test_verify__solutions_file_one_line_per_level(tmp_path, capsys):
