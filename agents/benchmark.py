@@ -115,6 +115,8 @@ class BenchConfig:
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
+        record: keep replays of the first N levels for every planner and agent (solved runs,
+            first episode) in ``replays/`` and an ``index.html`` showing them side by side.
         json: print the summary as one JSON object (``agents.bench_report.summary_rows``)
             instead of the table, and no per-run lines.
     """
@@ -134,6 +136,7 @@ class BenchConfig:
     seed: int = 0
     plot: bool = True
     quiet: bool = False
+    record: int = 0
     json: bool = False
 
 
@@ -174,6 +177,7 @@ def _run_planner(time_limit: float, payload: tuple[str, str]) -> dict[str, Any]:
         "seconds": round(res.seconds, 6),
         "env_steps": "",
         "nodes": res.nodes,
+        "lurd": res.lurd if res.solved else "",  # for --record; not a CSV column
     }
 
 
@@ -282,6 +286,7 @@ def play_episode(
         "seconds": round(seconds, 6),
         "env_steps": steps,
         "nodes": "",
+        "lurd": "".join(parts) if solved else "",  # for --record; not a CSV column
     }
 
 
@@ -357,6 +362,8 @@ def _check_config(config: BenchConfig) -> None:
         )
     if config.time_limit <= 0:
         raise ValueError(f"--time-limit must be positive, got {config.time_limit}")
+    if config.record < 0:
+        raise ValueError(f"--record must be at least 0, got {config.record}")
     if config.max_steps is not None and config.max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1, got {config.max_steps}")
     if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
@@ -397,7 +404,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
     done = {(r["solver"], int(r["level"]), int(r["episode"])) for r in rows}
     interrupted = False
     with csv_path.open("w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)  # a resumed run's kept rows, then the new ones
         f.flush()
@@ -440,9 +447,66 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
         print(format_summary(rows))
     if config.plot and rows:
         plot_solve_rate(rows, out / PLOT_NAME, config.time_limit, config.max_steps)
+    if config.record:
+        write_record_pages(out, rows, items[: config.record], plotted=config.plot and bool(rows))
     if interrupted:
         raise KeyboardInterrupt
     return rows
+
+
+def write_record_pages(
+    out: Path, rows: list[dict[str, Any]], items: list[tuple[int, Level]], plotted: bool
+) -> Path:
+    """Write the replays of ``items`` and the summary page; the path of ``index.html``.
+
+    ``replays/level-N.html`` shows every solver's solution of level N side by side;
+    ``index.html`` holds the summary table, the plot and those replays. Runs without a
+    solution (unsolved, or kept from a resumed run) are listed by status.
+    """
+    import html
+
+    from soko_gym.envs.render.replay import make_replay, write_html
+
+    folder = out / "replays"
+    folder.mkdir(exist_ok=True)
+    sections = []
+    for number, level in items:
+        runs = [r for r in rows if r["level"] == number and r.get("episode", 0) == 0]
+        replays = [
+            make_replay(level, r["lurd"], f"{Path(str(r['solver'])).name} ({r['kind']})")
+            for r in runs
+            if r.get("lurd")
+        ]
+        missing = [
+            f"{html.escape(Path(str(r['solver'])).name)}: {html.escape(str(r['status']))}"
+            for r in runs
+            if not r.get("lurd")
+        ]
+        named = level.title and level.title != str(number)
+        title = html.escape(f"level {number}" + (f": {level.title}" if named else ""))
+        part = f"<h2>{title}</h2>"
+        if replays:
+            name = f"level-{number}.html"
+            write_html(replays, folder / name)
+            height = 140 + 24 * level.height
+            part += (
+                f'<p><a href="replays/{name}">open</a></p><iframe src="replays/{name}" '
+                f'width="100%" height="{height}" style="border:0"></iframe>'
+            )
+        if missing:
+            part += "<p>no solution: " + "; ".join(missing) + "</p>"
+        sections.append(part)
+    table = format_summary(rows)
+    plot = f'<img src="{PLOT_NAME}" alt="solve rate" style="max-width:100%">' if plotted else ""
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>soko bench</title></head>"
+        "<body style='font-family:sans-serif'><h1>soko bench</h1>"
+        f"<p><a href='{RESULTS_NAME}'>{RESULTS_NAME}</a></p>"
+        f"<pre>{html.escape(table)}</pre>{plot}{''.join(sections)}</body></html>"
+    )
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
 
 
 def _resumed_rows(csv_path: Path, source: str) -> list[dict[str, Any]]:
@@ -553,6 +617,14 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
     bench.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object, per solver"
     )
+    bench.add_argument(
+        "--record",
+        type=int,
+        default=0,
+        metavar="N",
+        help="keep replays of the first N levels for every planner and agent, side by side in "
+        "DIR/index.html",
+    )
     bench.set_defaults(func=run_bench_command)
 
 
@@ -575,6 +647,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         plot=not args.no_plot,
         quiet=args.quiet,
         json=args.json,
+        record=args.record,
     )
     try:
         run_benchmark(config)

@@ -10,6 +10,9 @@ import argparse
 import json
 import statistics
 import sys
+import threading
+import time
+from collections.abc import Callable
 from contextlib import closing
 from functools import partial
 from pathlib import Path
@@ -100,6 +103,111 @@ def _indexed_levels(source: str) -> list[tuple[int, Level]]:
     return [(first + i, level) for i, level in enumerate(levels)]
 
 
+# Two boxes, a walk between them: one tiny search runs every kernel a planner calls from Python.
+WARMUP_LEVEL = "######\n#@$ .#\n# $ .#\n######"
+_warm: set[tuple[str, bool]] = set()
+
+
+def warm_up_planner(planner: str, optimizer: bool = False) -> None:
+    """Compile or load ``planner``'s kernels (and the optimizers') once per process.
+
+    Solving a tiny level first means no level's timed search starts with numba compiling or
+    loading its kernels; ``soko solve`` calls it before the levels, here and in every worker.
+    """
+    if (planner, optimizer) in _warm:
+        return
+    result = solve(WARMUP_LEVEL, planner)
+    if optimizer and result.solved:
+        from planners.optimizers import optimize
+
+        optimize(Level.from_xsb(WARMUP_LEVEL), result.lurd, limits=SearchLimits(max_seconds=5.0))
+    _warm.add((planner, optimizer))
+
+
+def numba_cache_folder() -> str:
+    """Where numba keeps the compiled kernels: ``NUMBA_CACHE_DIR`` or beside the sources."""
+    from numba.core import config
+
+    return config.CACHE_DIR or "__pycache__ folders beside the sources"
+
+
+class CompileWatch:
+    """Counts numba compilations (cache misses, not loads) while installed as a listener."""
+
+    def __init__(self) -> None:
+        from numba.core import event
+
+        class _Listener(event.Listener):
+            def on_start(inner, ev: Any) -> None:  # noqa: N805 (the watch is self)
+                self.count += 1
+
+            def on_end(inner, ev: Any) -> None:  # noqa: N805
+                pass
+
+        self.count = 0
+        self._listener = _Listener()
+
+    def __enter__(self) -> CompileWatch:
+        from numba.core import event
+
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+
+
+def announce_compile(
+    fn: Callable[[], Any], dots: bool | None = None, out: TextIO | None = None
+) -> tuple[float, int]:
+    """Run ``fn`` (a warm-up), saying so on stderr when it compiles kernels or is slow.
+
+    The line "compiling soko-gym kernels once (cached in <folder>) ..." appears as soon as numba
+    compiles something or a second has passed, then gets the seconds it took; a warm-up that
+    only loads cached kernels quickly prints nothing. ``dots`` (default: stderr is a terminal)
+    adds a dot every half second while it runs. Returns (seconds, numba compilations).
+    """
+    stream = out if out is not None else sys.stderr
+    dots = stream.isatty() if dots is None else dots
+    start = time.perf_counter()
+    done = threading.Event()
+    shown = threading.Event()
+    line = f"compiling soko-gym kernels once (cached in {numba_cache_folder()}) ..."
+
+    with CompileWatch() as watch:
+
+        def notice() -> None:
+            ticks = 0
+            while not done.wait(0.1):
+                ticks += 1
+                if not shown.is_set():
+                    if watch.count or time.perf_counter() - start > 1.0:
+                        stream.write(line)
+                        stream.flush()
+                        shown.set()
+                elif dots and ticks % 5 == 0:
+                    stream.write(".")
+                    stream.flush()
+
+        thread = threading.Thread(target=notice, name="soko-compile-notice", daemon=True)
+        thread.start()
+        try:
+            fn()
+        finally:
+            done.set()
+            thread.join()
+    seconds = time.perf_counter() - start
+    if watch.count or shown.is_set():
+        if not shown.is_set():
+            stream.write(line)
+        how = f"{watch.count} compiled" if watch.count else "loaded from the cache"
+        stream.write(f" {seconds:.1f} s ({how})\n")
+        stream.flush()
+    return seconds, watch.count
+
+
 def solve_text(
     planner: str,
     limits: SearchLimits,
@@ -109,6 +217,7 @@ def solve_text(
 ) -> dict[str, Any]:
     """Solve one level given as XSB text, optimizing if asked; a JSON-ready dict (a task)."""
     level = Level.from_xsb(text)
+    warm_up_planner(planner, bool(optimize_seconds))  # outside the level's timed search
     record = solve(level, planner, limits, workers=workers).as_dict()
     if optimize_seconds and record["solved"]:
         from planners.optimizers import optimize
@@ -216,6 +325,11 @@ def run_solve(args: argparse.Namespace) -> int:
     todo = [(index, level.to_xsb(with_title=False)) for index, level in items if index not in done]
     task = partial(solve_text, args.planner, limits, _opt_seconds(args), args.workers)
     rows: list[dict[str, Any]] = []
+    if todo:  # compile or load once here (and per worker), never inside a level's seconds
+        announce_compile(
+            partial(warm_up_planner, args.planner, bool(_opt_seconds(args))),
+            dots=False if args.quiet else None,
+        )
     progress = Progress(len(todo), enabled=not args.quiet)
     per_node: dict[str, int] = {}
     interrupted = False

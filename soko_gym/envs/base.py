@@ -13,7 +13,6 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 import numpy as np
 
-from soko_gym.engine import warmup
 from soko_gym.engine.actions import n_actions
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_PLANES, PLANE_NAMES, SQUARE_DTYPE
 from soko_gym.engine.step import (
@@ -99,7 +98,6 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
             )
         if isinstance(tile_size, bool) or not isinstance(tile_size, int) or tile_size < 1:
             raise ValueError(f"tile_size must be a positive int, got {tile_size!r}")
-        warmup()
         self.render_mode = render_mode
         self.obs_mode = obs_mode
         self.dead_plane = bool(dead_plane)
@@ -232,6 +230,18 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
             self._human = HumanRenderer(caption=type(self).__name__)
         self._human.show(frame, self.metadata["render_fps"])
         return None
+
+    def _repr_png_(self) -> bytes | None:
+        """The current position as PNG bytes, so Jupyter shows the env as a picture.
+
+        None before the first reset, so the text repr is shown instead.
+        """
+        if self._slot < 0:
+            return None
+        from soko_gym.envs.render.rgb import draw_planes
+        from soko_gym.levels.picture import png_bytes
+
+        return png_bytes(draw_planes(self.planes(), tile_size=max(self.tile_size, 16)))
 
     def close(self) -> None:
         """Close the human-render window, if any."""

@@ -118,6 +118,12 @@ class Level:
             self.player[0] * w + self.player[1],
         )
 
+    def _repr_png_(self) -> bytes:
+        """The start position as PNG bytes, so Jupyter shows a Level as a picture."""
+        from soko_gym.levels.picture import draw_level, png_bytes
+
+        return png_bytes(draw_level(self, 16))
+
     def __getstate__(self):  # pickle the fields, not the cached board
         return {"rows": self.rows, "title": self.title, "comments": self.comments}
 

@@ -180,3 +180,18 @@ def test_bench__json_summary_for_scripts(tmp_path, capsys):
     (astar,) = summary["solvers"]
     assert astar["solver"] == "astar" and astar["runs"] == 3 and astar["solved"] == 3
     assert astar["rate"] == 1.0 and astar["pushes"] == 8.0 and astar["steps_per_run"] is None
+
+
+def test_bench__record_keeps_replays_side_by_side(tmp_path):
+    out = tmp_path / "bench"
+    args = ["bench", "--levels", "microban:1-3", "--planners", "astar,bfs", "--out", str(out)]
+    assert main([*args, "--record", "2", "--quiet"]) == 0
+    replays = sorted(p.name for p in (out / "replays").iterdir())
+    assert replays == ["level-1.html", "level-2.html"]
+    one = (out / "replays" / "level-1.html").read_text()
+    assert "astar (planner)" in one and "bfs (planner)" in one
+    index = (out / "index.html").read_text()
+    assert 'src="replays/level-1.html"' in index and "solve_rate.png" in index
+    assert "| astar | planner | 3 | 3 |" in index
+    header = (out / "results.csv").read_text().splitlines()[0]
+    assert header.split(",") == list(CSV_COLUMNS)  # the solutions are not CSV columns

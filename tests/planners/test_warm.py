@@ -1,0 +1,81 @@
+"""Kernel compilation is reported apart from the levels' seconds; ``soko warmup`` fills the cache.
+
+Each test runs ``soko`` in a fresh interpreter on an EMPTY numba cache folder, as a new user's
+first command does (only A*: a cold FESS compile takes a minute).
+"""
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from planners.cli import WARMUP_LEVEL, announce_compile, warm_up_planner
+
+ROOT = Path(__file__).resolve().parents[2]
+ONE_PUSH = "#####\n#@$.#\n#####\n"
+COMPILE_LINE = re.compile(
+    r"compiling soko-gym kernels once \(cached in (?P<folder>[^)]+)\) \.*\s*"
+    r"(?P<seconds>[0-9.]+) s \((?P<how>[^)]+)\)"
+)
+
+
+def soko(args, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "soko_gym.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_solve__cold_cache_reports_compile_time_apart_from_the_level(tmp_path):
+    level = tmp_path / "one.xsb"
+    level.write_text(ONE_PUSH)
+    out = tmp_path / "out.jsonl"
+    cache = tmp_path / "numba"
+    proc = soko(["solve", str(level), "--planner", "astar", "--jsonl", str(out)], cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = COMPILE_LINE.search(proc.stderr)
+    assert found, proc.stderr
+    assert found["folder"] == str(cache)
+    assert "compiled" in found["how"]
+    compile_seconds = float(found["seconds"])
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["solved"] and record["pushes"] == 1
+    # the level's search ran on compiled kernels: a small part of the compilation it followed
+    assert record["seconds"] < compile_seconds / 10
+
+
+def test_warmup__then_solve_prints_no_compile_line(tmp_path):
+    cache = tmp_path / "numba"
+    warm = soko(["warmup", "--planner", "astar"], cache)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    rows = [line.split("|")[1].strip() for line in warm.stdout.splitlines() if line.startswith("|")]
+    assert {"engine", "planner astar", "total"} <= set(rows)
+    assert any(row.startswith("envs") for row in rows)
+    assert str(cache) in warm.stderr
+    assert any(cache.rglob("*.nbi")), "warmup wrote nothing to the numba cache"
+    proc = soko(["solve", "microban:2", "--planner", "astar", "--quiet"], cache)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "compiling" not in proc.stderr, proc.stderr
+
+
+def test_warmup__unknown_planner_is_a_bad_input(tmp_path):
+    proc = soko(["warmup", "--planner", "nope"], tmp_path / "numba")
+    assert proc.returncode == 2
+    assert "nope" in proc.stderr
+
+
+def test_announce_compile__quiet_when_nothing_compiles_quickly():
+    warm_up_planner("astar")  # compiled or loaded already: the second call does nothing
+    err = io.StringIO()
+    seconds, compiled = announce_compile(lambda: warm_up_planner("astar"), out=err)
+    assert compiled == 0 and seconds >= 0
+    assert err.getvalue() == ""
+    assert "@" in WARMUP_LEVEL
