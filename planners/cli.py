@@ -81,6 +81,11 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
     )
     solve.add_argument("--quiet", action="store_true", help="no per-level lines or progress")
     solve.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON object (implies --quiet)",
+    )
+    solve.add_argument(
         "--optimize",
         action="store_true",
         help="optimize each solution found (fewest moves, then pushes)",
@@ -311,6 +316,7 @@ def open_jsonl(
 
 def run_solve(args: argparse.Namespace) -> int:
     """Run ``soko solve``; returns the exit code (0 all solved, 1 some not, 130 on Ctrl-C)."""
+    args.quiet = args.quiet or args.json
     get_planner(args.planner)  # unknown name: ValueError before any work
     backend = Backend.from_args(args)
     if args.workers < 1:
@@ -366,12 +372,42 @@ def run_solve(args: argparse.Namespace) -> int:
             sink.close()
         if not args.quiet and progress.tty:
             sys.stderr.write("\n")
-    _summary(rows, len(todo), args.planner, interrupted)
-    if backend.ray is not None:  # where the work went (a cluster's nodes)
-        print("levels per node: " + ", ".join(f"{k} {v}" for k, v in sorted(per_node.items())))
+    if args.json:
+        print(json.dumps(solve_summary(rows, len(todo), args.planner, interrupted, per_node)))
+    else:
+        _summary(rows, len(todo), args.planner, interrupted)
+        if backend.ray is not None:  # where the work went (a cluster's nodes)
+            print("levels per node: " + ", ".join(f"{k} {v}" for k, v in sorted(per_node.items())))
     if interrupted:
         return 130
     return 0 if all(r["solved"] for r in rows) else 1
+
+
+def solve_summary(
+    rows: list[dict[str, Any]],
+    total: int,
+    planner: str,
+    interrupted: bool,
+    per_node: dict[str, int],
+) -> dict[str, Any]:
+    """The ``soko solve --json`` summary: counts, times, statuses, workers, unsolved indexes."""
+    secs = [r["seconds"] for r in rows]
+    statuses: dict[str, int] = {}
+    for r in rows:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    return {
+        "planner": planner,
+        "levels": total,
+        "done": len(rows),
+        "solved": sum(bool(r["solved"]) for r in rows),
+        "optimal": sum(bool(r["solved"] and r["optimal"]) for r in rows),
+        "total_seconds": round(sum(secs), 6),
+        "median_seconds": round(statistics.median(secs), 6) if secs else 0.0,
+        "statuses": statuses,
+        "unsolved": sorted(r["index"] for r in rows if not r["solved"]),
+        "workers": per_node,
+        "interrupted": interrupted,
+    }
 
 
 def _summary(rows: list[dict[str, Any]], total: int, planner: str, interrupted: bool) -> None:
@@ -426,6 +462,9 @@ def add_optimize_parser(sub: Any, source_help: str) -> None:
     )
     add_backend_options(opt)
     opt.add_argument("--quiet", action="store_true", help="no progress lines")
+    opt.add_argument(
+        "--json", action="store_true", help="print the totals as one JSON object (implies --quiet)"
+    )
     opt.set_defaults(func=run_optimize)
 
 
@@ -465,6 +504,8 @@ def optimize_text(
 def run_optimize(args: argparse.Namespace) -> int:
     """Run ``soko optimize``; returns the exit code (0 done, 1 some failed, 130 on Ctrl-C)."""
     from planners.optimizers import available_methods
+
+    args.quiet = args.quiet or args.json
 
     methods = None if args.methods is None else [m for m in args.methods.split(",") if m]
     if methods is not None:
@@ -518,11 +559,13 @@ def run_optimize(args: argparse.Namespace) -> int:
                     after[0] += res["moves"]
                     after[1] += res["pushes"]
                     done += 1
-                    print(
-                        f"{index + 1} {level.title!r}: {res['input_moves']}/{res['input_pushes']}"
-                        f" -> {res['moves']}/{res['pushes']} moves/pushes "
-                        f"({res['seconds']:.1f} s)"
-                    )
+                    if not args.json:
+                        print(
+                            f"{index + 1} {level.title!r}: "
+                            f"{res['input_moves']}/{res['input_pushes']}"
+                            f" -> {res['moves']}/{res['pushes']} moves/pushes "
+                            f"({res['seconds']:.1f} s)"
+                        )
                 if sink is not None:
                     sink.write(json.dumps(record) + "\n")
                     sink.flush()
@@ -534,9 +577,14 @@ def run_optimize(args: argparse.Namespace) -> int:
     finally:
         if sink is not None:
             sink.close()
-    print("| levels | moves before | moves after | pushes before | pushes after |")
-    print("|---:|---:|---:|---:|---:|")
-    print(f"| {done} | {before[0]} | {after[0]} | {before[1]} | {after[1]} |")
+    if args.json:
+        totals = {"levels": done, "failed": failed, "interrupted": interrupted}
+        totals |= {"moves_before": before[0], "moves_after": after[0]}
+        print(json.dumps(totals | {"pushes_before": before[1], "pushes_after": after[1]}))
+    else:
+        print("| levels | moves before | moves after | pushes before | pushes after |")
+        print("|---:|---:|---:|---:|---:|")
+        print(f"| {done} | {before[0]} | {after[0]} | {before[1]} | {after[1]} |")
     if interrupted:
         return 130
     return 1 if failed else 0

@@ -96,3 +96,12 @@ def test_solve__ctrl_c_keeps_written_lines(tmp_path):
     lines = path.read_text().splitlines()
     assert len(lines) >= 3 and all(json.loads(line)["solved"] for line in lines)
     assert "stopped" in out
+
+
+def test_solve__json_summary_for_scripts(capsys):
+    assert main(["solve", "microban:1-3", "--node-limit", "20", "--json"]) == 1
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # stdout holds the JSON object only
+    assert summary["levels"] == 3 and summary["solved"] == 2 and summary["unsolved"] == [2]
+    assert summary["statuses"] == {"solved": 2, "node_limit": 1} and not summary["interrupted"]
+    assert "| planner |" not in captured.out and "[3/3]" not in captured.err
