@@ -69,8 +69,8 @@ from agents.bench_report import (
 )
 from agents.models import LoadedAgent, load_agent
 from soko_gym.execution import Backend, add_backend_options, run
-from soko_gym.levels import Level, load_levels
-from soko_gym.levels.packs import split_selection
+from soko_gym.levels import Level
+from soko_gym.levels.packs import indexed_levels, split_selection
 
 CSV_COLUMNS = (
     "source",
@@ -141,14 +141,6 @@ class BenchConfig:
 
 
 # -- running ------------------------------------------------------------------------------------
-
-
-def _indexed_levels(source: str) -> list[tuple[int, Level]]:
-    """The selected levels with their 1-based number in the whole pack or file."""
-    _, selection = split_selection(source)
-    levels = load_levels(source)
-    first = selection[0] if selection else 1
-    return [(first + i, level) for i, level in enumerate(levels)]
 
 
 _WARMUP_LEVEL = "#####\n#@$.#\n#####"
@@ -394,7 +386,7 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
             f"{csv_path} exists; pass --resume to continue it or --overwrite to replace it"
         )
     agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
-    items = _indexed_levels(config.levels)
+    items = [(i + 1, level) for i, level in indexed_levels(config.levels)]  # 1-based numbers
     titles = {number: level.title for number, level in items}
     source = split_selection(config.levels)[0]
     out.mkdir(parents=True, exist_ok=True)

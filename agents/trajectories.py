@@ -21,6 +21,7 @@ The episode records and their npz and Minari files (layout, writers, ``load_data
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable, Iterator
@@ -218,10 +219,10 @@ def _plan(
 
         gen_kwargs = spec.with_generator_kwargs(gen_kwargs)  # recorded in the dataset
         LevelSource._check_generator_kwargs(gen_kwargs)
-        try:  # bad generator arguments: a ValueError now, not one error per level later
+        # bad generator arguments: a ValueError now, not one error per level later; a level
+        # with no room found is not that (its task reports it as an error)
+        with contextlib.suppress(RuntimeError):
             generated_level(seed, 0, gen_kwargs)
-        except RuntimeError:  # no room found for this one: the task reports it as an error
-            pass
         size = (int(gen_kwargs.get("height", 10)), int(gen_kwargs.get("width", 10)))
         fixed, n_levels, recorded = None, limit, "generated"
     else:

@@ -25,36 +25,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from bench_agents import TARGETS  # this folder is on the path of a script run from it
+
 from agents.train import train
 from agents.train_config import (
-    EnvConfig,
-    NetworkConfig,
-    PPOConfig,
     RLlibConfig,
-    TrainConfig,
 )
 from soko_gym.provenance import machine_line
 
 SB3_SOLVE_RATE = 0.982  # RESULTS.md, "Learned agents: python benchmarks/bench_agents.py 7x7"
-CONFIG = TrainConfig(
+# the stable-baselines3 7x7 run of bench_agents.py, on RLlib's PPO: the same envs, network
+# (the square policy "auto" picks for MaskablePPO, named here) and PPO hyperparameters
+CONFIG = replace(
+    TARGETS["7x7"][2],
     algo="rllib-ppo",
     out="runs/scale_rllib",
-    steps=2_000_000,
-    seed=0,
-    n_envs=32,
-    eval_every=250_000,
-    eval_episodes=500,
-    checkpoint_every=500_000,
-    env=EnvConfig(
-        env_id="Sokoban-Push-v0",
-        levels="generated:7x7:2",
-        max_episode_steps=30,
-        reward_scheme="-0.01,0.1,-0.1,1",
-        dead_plane=True,
-        deadlock_termination=True,
-    ),
-    network=NetworkConfig(policy="square", value_head="conv"),
-    ppo=PPOConfig(learning_rate=2e-3, lr_end=2e-4, n_steps=64, batch_size=256, n_epochs=4),
+    network=replace(TARGETS["7x7"][2].network, policy="square"),
     rllib=RLlibConfig(env_runners=2, envs_per_runner=16),
 )
 

@@ -21,8 +21,8 @@ from typing import Any, TextIO
 from planners import SearchLimits, available, get_planner, solve
 from planners.records import record_header, solve_record
 from soko_gym.execution import Backend, Progress, add_backend_options, run
-from soko_gym.levels import Level, load_levels
-from soko_gym.levels.packs import split_selection
+from soko_gym.levels import Level
+from soko_gym.levels.packs import indexed_levels, split_selection
 
 
 def add_parsers(sub: Any, source_help: str) -> None:
@@ -100,14 +100,6 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
     solve.set_defaults(func=run_solve)
 
 
-def _indexed_levels(source: str) -> list[tuple[int, Level]]:
-    """The selected levels with their 0-based index in the whole pack or file."""
-    base, selection = split_selection(source)
-    levels = load_levels(source)
-    first = selection[0] - 1 if selection else 0
-    return [(first + i, level) for i, level in enumerate(levels)]
-
-
 # Two boxes, a walk between them: one tiny search runs every kernel a planner calls from Python.
 WARMUP_LEVEL = "######\n#@$ .#\n# $ .#\n######"
 _warm: set[tuple[str, bool]] = set()
@@ -147,7 +139,7 @@ class CompileWatch:
                 self.count += 1
 
             def on_end(inner, ev: Any) -> None:  # noqa: N805
-                pass
+                """Nothing to record: a compile is counted when it starts."""
 
         self.count = 0
         self._listener = _Listener()
@@ -324,7 +316,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.workers > 1:
         get_planner(args.planner).portfolio_options(args.workers, {})  # no portfolio: error now
     limits = SearchLimits(args.time_limit, args.node_limit, args.memory_limit)
-    items = _indexed_levels(args.source)
+    items = indexed_levels(args.source)
     base = split_selection(args.source)[0]
     sink, done = open_jsonl(args.jsonl, args.overwrite, args.resume, base, "solve")
     by_index = {index: level for index, level in items}
@@ -513,7 +505,7 @@ def run_optimize(args: argparse.Namespace) -> int:
         if unknown:
             raise ValueError(f"unknown methods {unknown}; available: {available_methods()}")
     backend = Backend.from_args(args)
-    items = _indexed_levels(args.source)
+    items = indexed_levels(args.source)
     solutions = _given_solutions(args, items)
     base = split_selection(args.source)[0]
     sink, done_before = open_jsonl(args.jsonl, args.overwrite, args.resume, base, "optimize")

@@ -27,6 +27,7 @@ worker and can abort the driver); outcomes already yielded are the caller's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import platform
@@ -165,10 +166,8 @@ def worker_name() -> str:
     """This worker's name: its Ray node ("node 1a2b3c4d") inside a Ray task, else "host:pid"."""
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
-        try:
+        with contextlib.suppress(Exception):  # not inside a task or worker: the host name
             return "node " + ray.get_runtime_context().get_node_id()[:8]
-        except Exception:  # not inside a task or worker
-            pass
     return f"{platform.node()}:{os.getpid()}"
 
 
@@ -464,10 +463,8 @@ class _RayRunner(_Runner):
             self.started = False
         else:  # the caller's session stays: cancel our tasks one by one
             for ref in self.running:
-                try:
+                with contextlib.suppress(Exception):  # already finished or its node is gone
                     self.ray.cancel(ref, force=True)
-                except Exception:  # already finished or its node is gone
-                    pass
         self.running.clear()
 
     def close(self) -> None:

@@ -108,6 +108,16 @@ def _read_source(base: str) -> tuple[Level | LevelFormatError, ...]:
     )
 
 
+def indexed_levels(source: str | Path) -> list[tuple[int, Level]]:
+    """``load_levels(source)`` with each level's 0-based index in the whole pack or file.
+
+    ``microban:3-4`` gives ``[(2, level 3), (3, level 4)]``: the ``index`` of every record.
+    """
+    _, selection = split_selection(str(source))
+    first = selection[0] - 1 if selection else 0
+    return [(first + i, level) for i, level in enumerate(load_levels(source))]
+
+
 def load_levels(source: str | Path, *, on_error: Literal["raise", "skip"] = "raise") -> list[Level]:
     """Load levels from a bundled pack, a collection file or a directory of Boxoban files.
 

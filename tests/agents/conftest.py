@@ -2,6 +2,22 @@ import json
 
 import pytest
 
+# a box against the top wall with no goal along it: unsolvable
+DEAD_WALL = """\
+######
+# $  #
+#  @ #
+#   .#
+######
+"""
+
+
+@pytest.fixture
+def minari_dir(tmp_path, monkeypatch):
+    pytest.importorskip("minari")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    return tmp_path / "minari"
+
 
 @pytest.fixture(scope="module")
 def tiny_agent(tmp_path_factory):

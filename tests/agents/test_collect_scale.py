@@ -16,25 +16,10 @@ from agents.shards import ShardIndex, ShardWriter, merge_npz
 from agents.trajectories import _Task, collect_dataset, generated_level, rollout_level
 from soko_gym.cli import main as soko
 from soko_gym.execution import Backend
+from tests.agents.conftest import DEAD_WALL
 
 PUSH = "Sokoban-Push-v0"
 LEVELS = "microban:1-5"
-
-# a box against the top wall with no goal along it: unsolvable
-DEAD_WALL = """\
-######
-# $  #
-#  @ #
-#   .#
-######
-"""
-
-
-@pytest.fixture
-def minari_dir(tmp_path, monkeypatch):
-    pytest.importorskip("minari")
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
-    return tmp_path / "minari"
 
 
 @pytest.fixture

@@ -9,24 +9,9 @@ from agents.datasets import Unsolved, load_dataset, replay_episode
 from agents.trajectories import collect_dataset
 from soko_gym.cli import main as soko
 from soko_gym.execution import Backend
+from tests.agents.conftest import DEAD_WALL
 
 ENV_IDS = ["Sokoban-Push-v0", "Sokoban-Macro-v0", "Sokoban-Move-v0"]
-
-# a box against the top wall with no goal along it: unsolvable
-DEAD_WALL = """\
-######
-# $  #
-#  @ #
-#   .#
-######
-"""
-
-
-@pytest.fixture
-def minari_dir(tmp_path, monkeypatch):
-    pytest.importorskip("minari")
-    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
-    return tmp_path / "minari"
 
 
 def check_episodes(dataset, n):

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from soko_gym.envs.render.replay import MAX_FPS, Replay, make_replay, output_format, write_replays
-from soko_gym.levels import Level, load_levels
-from soko_gym.levels.packs import split_selection
+from soko_gym.levels import Level
+from soko_gym.levels.packs import indexed_levels
 
 MAX_TILE = 64
 
@@ -49,13 +49,6 @@ def add_parsers(sub: Any, source_help: str) -> None:
     render.set_defaults(func=run_render)
 
 
-def _indexed_levels(source: str) -> list[tuple[int, Level]]:
-    """The selected levels with their 0-based index in the whole pack or file."""
-    _, selection = split_selection(source)
-    first = selection[0] - 1 if selection else 0
-    return [(first + i, level) for i, level in enumerate(load_levels(source))]
-
-
 def _level_label(index: int, level: Level) -> str:
     """A level's label: level N (1-based in the pack), then its title when that says more."""
     number = f"level {index + 1}"
@@ -72,7 +65,7 @@ def replays_from_jsonl(source: str, paths: list[str]) -> list[Replay]:
         ValueError: on an unreadable line (file and line named), a bad solution (level and step
             named), or when no record has a solution of a selected level.
     """
-    levels = dict(_indexed_levels(source))
+    levels = dict(indexed_levels(source))
     found: list[tuple[int, Replay]] = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
@@ -112,7 +105,7 @@ def run_render(args: argparse.Namespace) -> int:
     if not 1 <= args.tile <= MAX_TILE:
         raise ValueError(f"--tile must be in 1..{MAX_TILE}, got {args.tile}")
     if args.lurd is not None:
-        items = _indexed_levels(args.source)
+        items = indexed_levels(args.source)
         if len(items) != 1:
             raise ValueError(
                 f"--lurd needs SOURCE to select one level, {args.source!r} selects {len(items)}"
