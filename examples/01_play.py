@@ -9,12 +9,11 @@ plays the plan through the env's own action encoding; every frame is the env's `
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
 
-from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+from soko_gym.cli import parse_dataclass_args
 
 
 @dataclass
@@ -42,9 +41,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_options(parser, Args)
-    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
+    return parse_dataclass_args(Args, argv, __doc__)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,11 +9,10 @@ planners verify their results too; this shows the check a user can run on any so
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 
-from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+from soko_gym.cli import parse_dataclass_args
 
 
 @dataclass
@@ -35,9 +34,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_options(parser, Args)
-    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
+    return parse_dataclass_args(Args, argv, __doc__)
 
 
 def main(argv: list[str] | None = None) -> int:

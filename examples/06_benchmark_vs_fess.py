@@ -13,13 +13,12 @@ The same as a command: ``soko bench --levels microban:1-50 --planners astar,fess
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+from soko_gym.cli import parse_dataclass_args
 
 
 @dataclass
@@ -55,9 +54,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_options(parser, Args)
-    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
+    return parse_dataclass_args(Args, argv, __doc__)
 
 
 def train_tiny_agent(folder: Path, levels: str, seed: int) -> Path:

@@ -12,13 +12,12 @@ an RLlib ``model/`` folder); it plays greedily, with the env's action masks.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from soko_gym.cli import add_dataclass_options, dataclass_kwargs
+from soko_gym.cli import parse_dataclass_args
 
 
 @dataclass
@@ -52,9 +51,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, one ``--option`` per field (help from the field docs)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_dataclass_options(parser, Args)
-    return Args(**dataclass_kwargs(Args, parser.parse_args(argv)))
+    return parse_dataclass_args(Args, argv, __doc__)
 
 
 def _train_tiny(out: Path) -> Path:

@@ -25,6 +25,7 @@ from typing import Any
 from soko_gym.errors import LevelFormatError
 
 COMMAND_GROUP = "soko_gym.commands"
+T = typing.TypeVar("T")
 EXIT_OK = 0  # every level solved / every command done
 EXIT_SOME_FAILED = 1  # some levels unsolved or some solutions wrong
 EXIT_BAD_INPUT = 2  # a bad argument, level file or option
@@ -243,6 +244,16 @@ def add_dataclass_options(
         if f.name in choices:
             kw["choices"] = tuple(choices[f.name])
         parser.add_argument(*flags, help=help_text.replace("%", "%%"), **kw)
+
+
+def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None, doc: str | None) -> T:
+    """A ``cls`` from the command line: one ``--option`` per field, help from its docstring.
+
+    ``doc``'s first line describes the program (a script passes its ``__doc__``).
+    """
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    add_dataclass_options(parser, cls)
+    return cls(**dataclass_kwargs(cls, parser.parse_args(argv)))
 
 
 def dataclass_kwargs(cls: type, args: argparse.Namespace, *, prefix: str = "") -> dict[str, Any]:
