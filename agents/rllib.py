@@ -312,25 +312,14 @@ def ppo_config(
 def connect_ray(address: str | None, env_runners: int, quiet: bool = True) -> bool:
     """Start a local Ray (``address`` None or "local") or join one ("auto", an address).
 
-    Returns True when this call started Ray (the caller then shuts it down).
-
-    A Ray already initialised in this process is used as it is. A local Ray gets at least one
-    CPU per env runner, so the runners never wait for CPUs that do not exist.
+    Returns True when this call started Ray (the caller then shuts it down). A local Ray gets
+    at least one CPU per env runner, so the runners never wait for CPUs that do not exist.
     """
-    import logging
+    from soko_gym.execution import Backend
+    from soko_gym.execution import connect_ray as connect
 
-    import ray
-
-    if ray.is_initialized():
-        return False
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING}
-    if quiet:
-        kwargs["log_to_driver"] = False
-    if address in (None, "local"):
-        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, env_runners), **kwargs)
-    else:
-        ray.init(address=address, **kwargs)
-    return True
+    cpus = max(os.cpu_count() or 1, env_runners)
+    return connect(Backend(jobs=cpus, ray=address or "local"), log_to_driver=not quiet)
 
 
 def learner_weights(algo: Any) -> dict[str, Any]:

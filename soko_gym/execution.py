@@ -483,8 +483,11 @@ def import_ray() -> Any:
     return ray
 
 
-def connect_ray(backend: Backend) -> bool:
-    """Start or join Ray for ``backend``; True when this call started (and owns) it."""
+def connect_ray(backend: Backend, *, log_to_driver: bool = True) -> bool:
+    """Start or join Ray for ``backend``; True when this call started (and owns) it.
+
+    A Ray already initialised in this process is used as it is (and stays the caller's).
+    """
     ray = import_ray()
     if ray.is_initialized():
         return False
@@ -493,7 +496,7 @@ def connect_ray(backend: Backend) -> bool:
     kwargs: dict[str, Any] = {
         "include_dashboard": False,
         "logging_level": logging.WARNING,
-        "log_to_driver": True,
+        "log_to_driver": log_to_driver,
     }
     if backend.ray == "local":
         kwargs["num_cpus"] = backend.jobs or os.cpu_count() or 1
