@@ -164,7 +164,7 @@ def _warm_steps(board: Board) -> None:
 
 
 def _warm_env_kernels(board: Board) -> None:
-    """Compile ``env_reset`` and ``env_step`` with the bundles the envs build, every kind."""
+    """Compile each kind's ``env_reset_*`` and ``env_step_*`` with the bundles the envs build."""
     from soko_gym.engine import actions, step
     from soko_gym.engine.constants import N_PLANES, SQUARE_DTYPE
 
@@ -182,5 +182,6 @@ def _warm_env_kernels(board: Board) -> None:
         size = actions.n_actions(kind, n, opts.noop_action)
         state = step.new_env_state(1, n, int(board.n_boxes), N_PLANES, size)
         scratch = step.new_env_scratch(1, n, kind, record_lurd=True)
-        step.env_reset(opts, tables, state, scratch, 0, 0)
-        step.env_step(opts, tables, state, scratch, 0, int(np.flatnonzero(state.masks[0])[0]))
+        reset, step_kernel = step.env_kernels(kind)
+        reset(opts, tables, state, scratch, 0, 0)
+        step_kernel(opts, tables, state, scratch, 0, int(np.flatnonzero(state.masks[0])[0]))

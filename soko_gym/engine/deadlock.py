@@ -87,9 +87,10 @@ def is_simple_deadlock(cells, dead, box_at, offsets, sq, seen, trail):
             box = trail[i]
             if seen[box] != mark:
                 continue
+            # int64 axes, not literals: numba would compile _blocked once per literal
             if not (
-                _blocked(cells, dead, offsets, box, 0, seen, mark)
-                and _blocked(cells, dead, offsets, box, 1, seen, mark)
+                _blocked(cells, dead, offsets, box, np.int64(0), seen, mark)
+                and _blocked(cells, dead, offsets, box, np.int64(1), seen, mark)
             ):
                 seen[box] = 0
                 changed = True

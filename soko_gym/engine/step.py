@@ -1,10 +1,15 @@
 """One environment step on a framed board: the per-env step kernel and its building blocks.
 
 The environments frame every level in a fixed ``H x W`` grid, so a square index is also the
-cell index of an observation plane. ``env_step`` and ``env_reset`` are THE implementation of
+cell index of an observation plane. ``_env_step`` and ``_env_reset`` are THE implementation of
 one env's transition: action decoding, the move, reward, episode end, the illegal-action no-op
 and the action mask. The single envs call them for their one env, the batch kernels
 (``engine.batch``) loop over them, so both behave identically by construction.
+
+Each env kind gets kernels of its own (``env_kernels(kind)``: ``env_reset_push`` and
+``env_step_push`` for the push kind, and so on): the kind is a constant inside them, so numba
+drops the other kinds' branches before typing and a push env never compiles the macro or move
+code (a third of an env's cold start).
 
 Their arguments are bundles of arrays with a leading env axis (``i`` picks the env):
 ``EnvOptions`` (what kind of env, rewards, limits), ``EnvTables`` (the framed levels),
@@ -478,8 +483,9 @@ LURD_ASCII = np.frombuffer(b"udlrUDLR", dtype=np.uint8).copy()  # direction + 4 
 # - ``_nrt=False``: they never allocate or keep an array, and without numba's runtime no
 #   reference counting is emitted for the arrays inside the bundles; with it, a step costs
 #   4 to 10 times more (every use of a bundle counts every array it holds).
-# - ``inline="always"`` on ``env_step`` and its parts: the batch loop gets the step's body
-#   instead of a call that passes every bundle per env.
+# - ``inline="always"`` on ``_env_step`` and its parts: the batch loop gets the step's body
+#   instead of a call that passes every bundle per env, and the kind-constant ``kind`` argument
+#   of the per-kind kernels reaches every branch on it, which numba then prunes before typing.
 
 
 def lurd_capacity(kind: int, n_cells: int) -> int:
@@ -639,7 +645,7 @@ def _act(kind, cells, offsets, state, scratch, i, action):
         if status == ACT_ILLEGAL:
             return ACT_ILLEGAL, 0, 0, 0, -1
         state.player[i] = p
-        _record(lurd, 0, walk, w, d)
+        _record(lurd, np.int64(0), walk, w, d)  # int64, not a literal: one compilation
         return ACT_PUSH, w + 1, 1, delta, square + offsets[d]
     src, dst = macro_parts(action, cells.shape[0])
     plan = scratch.plan[i]
@@ -679,14 +685,14 @@ def _act(kind, cells, offsets, state, scratch, i, action):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _write_mask(opts, cells, offsets, state, scratch, i):
+def _write_mask(kind, opts, cells, offsets, state, scratch, i):
     """Write env i's legal actions into ``state.masks[i]``."""
     mask = state.masks[i]
-    if opts.kind == KIND_MOVE:
+    if kind == KIND_MOVE:
         move_mask(cells, state.box_at[i], offsets, state.player[i], mask)
         if opts.noop_action:
             mask[NOOP_ACTION] = True
-    elif opts.kind == KIND_PUSH:
+    elif kind == KIND_PUSH:
         push_mask(
             cells,
             state.box_at[i],
@@ -715,8 +721,8 @@ def _write_mask(opts, cells, offsets, state, scratch, i):
         )
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def env_reset(opts, tables, state, scratch, i, slot):
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _env_reset(kind, opts, tables, state, scratch, i, slot):
     """Start env i's episode on table slot ``slot``: position, planes, counters and mask."""
     cells = tables.cells[slot]
     if slot != state.slot[i]:  # another level: its walls go into the reachability stamps
@@ -731,12 +737,12 @@ def env_reset(opts, tables, state, scratch, i, slot):
     state.steps[i] = 0
     state.moves[i] = 0
     state.pushes[i] = 0
-    _write_mask(opts, cells, tables.offsets, state, scratch, i)
+    _write_mask(kind, opts, cells, tables.offsets, state, scratch, i)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def env_step(opts, tables, state, scratch, i, action):
-    """Step env i with ``action`` (in range for the kind): THE env transition.
+def _env_step(kind, opts, tables, state, scratch, i, action):
+    """Step env i with ``action`` (in range for ``kind``): THE env transition.
 
     Decodes the action, moves, counts, tests for a simple deadlock after a push (with
     ``opts.deadlock_termination``), pays the reward, ends the episode when solved, deadlocked
@@ -750,9 +756,7 @@ def env_step(opts, tables, state, scratch, i, action):
     s = state.slot[i]
     cells = tables.cells[s]
     offsets = tables.offsets
-    status, moves, pushes, delta, moved_to = _act(
-        opts.kind, cells, offsets, state, scratch, i, action
-    )
+    status, moves, pushes, delta, moved_to = _act(kind, cells, offsets, state, scratch, i, action)
     state.steps[i] += 1
     state.moves[i] += moves
     state.pushes[i] += pushes
@@ -781,5 +785,61 @@ def env_step(opts, tables, state, scratch, i, action):
     truncated = opts.max_steps > 0 and state.steps[i] >= opts.max_steps
     illegal = status == ACT_ILLEGAL
     if not illegal:  # an illegal action moved nothing: the mask stands
-        _write_mask(opts, cells, offsets, state, scratch, i)
+        _write_mask(kind, opts, cells, offsets, state, scratch, i)
     return reward, solved or deadlock, truncated, illegal, deadlock, moves, pushes
+
+
+# The per-kind kernels: ``_env_reset`` / ``_env_step`` with the kind as a constant. Arguments
+# and results as theirs (``kind`` left out); ``env_kernels`` picks the pair of a kind.
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_reset_move(opts, tables, state, scratch, i, slot):
+    """``_env_reset`` of a move env."""
+    _env_reset(KIND_MOVE, opts, tables, state, scratch, i, slot)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_step_move(opts, tables, state, scratch, i, action):
+    """``_env_step`` of a move env."""
+    return _env_step(KIND_MOVE, opts, tables, state, scratch, i, action)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_reset_push(opts, tables, state, scratch, i, slot):
+    """``_env_reset`` of a push env."""
+    _env_reset(KIND_PUSH, opts, tables, state, scratch, i, slot)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_step_push(opts, tables, state, scratch, i, action):
+    """``_env_step`` of a push env."""
+    return _env_step(KIND_PUSH, opts, tables, state, scratch, i, action)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_reset_macro(opts, tables, state, scratch, i, slot):
+    """``_env_reset`` of a macro env."""
+    _env_reset(KIND_MACRO, opts, tables, state, scratch, i, slot)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def env_step_macro(opts, tables, state, scratch, i, action):
+    """``_env_step`` of a macro env."""
+    return _env_step(KIND_MACRO, opts, tables, state, scratch, i, action)
+
+
+def env_kernels(kind: int) -> tuple[Any, Any]:
+    """The ``(env_reset_*, env_step_*)`` kernels of env kind ``kind`` (``actions.KIND_*``).
+
+    Raises:
+        ValueError: for an unknown kind.
+    """
+    kernels = {
+        KIND_MOVE: (env_reset_move, env_step_move),
+        KIND_PUSH: (env_reset_push, env_step_push),
+        KIND_MACRO: (env_reset_macro, env_step_macro),
+    }
+    if kind not in kernels:
+        raise ValueError(f"kind must be one of {sorted(kernels)}, got {kind!r}")
+    return kernels[kind]

@@ -1,8 +1,9 @@
 """SokobanEnv: what the push, macro and move envs share (levels, frame, rewards, masks, render).
 
 A single env is a batch of one for the engine's per-env kernels: ``reset`` and ``step`` call
-``engine.step.env_reset`` and ``env_step`` on row 0 of its bundles, the kernels a vector env
-loops over. Subclasses name their ``kind`` (``engine.actions.KIND_*``) and document it.
+its kind's ``engine.step.env_kernels(kind)`` (``env_reset_*``, ``env_step_*``) on row 0 of
+its bundles, the code a vector env loops over. Subclasses name their ``kind``
+(``engine.actions.KIND_*``) and document it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from soko_gym.engine.actions import n_actions
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_PLANES, PLANE_NAMES, SQUARE_DTYPE
 from soko_gym.engine.step import (
     compiled,
-    env_reset,
-    env_step,
+    env_kernels,
     new_env_options,
     new_env_scratch,
     new_env_state,
@@ -285,7 +285,8 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         """``env_reset`` and ``env_step`` compiled for this env's bundles (bound on first use)."""
         if self._kernels is None:
             args = (self._opts, self._tables, self._state, self._scratch, 0, 0)
-            self._kernels = (compiled(env_reset, *args), compiled(env_step, *args))
+            reset, step = env_kernels(self.kind)
+            self._kernels = (compiled(reset, *args), compiled(step, *args))
         return self._kernels
 
     def _observation(self) -> np.ndarray:

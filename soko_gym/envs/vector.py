@@ -168,11 +168,11 @@ class SokobanVectorEnv(VectorEnv):
         args = (self._opts, self._tables, self._state, self._scratch, self._out, self._cmd)
         if not self.parallel:
             if self._driver is None:
-                self._driver = compiled(kernels.batch_step, *args)
+                self._driver = compiled(kernels.batch_kernels(self.kind)[0], *args)
             return int(self._driver(*args))
         n_chunks = 4 * numba.get_num_threads()
         if self._driver is None:
-            self._driver = compiled(kernels.batch_step_parallel, n_chunks, *args)
+            self._driver = compiled(kernels.batch_kernels(self.kind)[1], n_chunks, *args)
         return int(self._driver(n_chunks, *args))
 
     def __getstate__(self) -> dict[str, Any]:
