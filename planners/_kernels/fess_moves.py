@@ -428,7 +428,8 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                 h = h0 ^ tables.zobrist[src] ^ tables.zobrist[dst]
                 slot = np.int64((h ^ (h >> np.uint64(31))) & mask)
                 if sc.cache_key[slot] == h and sc.cache_val[slot, FEAT_KIND] != -2:
-                    feat[:] = sc.cache_val[slot]
+                    for j in range(feat.shape[0]):  # a loop: slice copies compile shape errors
+                        feat[j] = sc.cache_val[slot, j]
                 else:
                     sc.cache_key[slot] = h
                     if is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
@@ -721,7 +722,8 @@ def keep_first_pushes(moves, n_moves, sq_pushes):
         for j in range(sq_pushes.shape[0]):
             if sq_pushes[j] == sq_push:
                 if kept != i:
-                    moves[kept, :] = moves[i, :]
+                    for col in range(moves.shape[1]):
+                        moves[kept, col] = moves[i, col]
                 kept += 1
                 break
     return kept

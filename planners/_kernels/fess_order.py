@@ -132,16 +132,19 @@ def order_moves(moves, n_moves, tables, node, wts, order, picked):
         if not (enabled >> a) & 1:
             continue
         choice = -1
+        # np.int64 columns and signs, not literals: one compiled _best_beyond, not five
         if a == A_PACKING:  # more packed boxes
-            choice = _best_beyond(moves, k, M_PACKED, f[1], 1, ok, rank)
+            choice = _best_beyond(moves, k, np.int64(M_PACKED), f[1], np.int64(1), ok, rank)
         elif a == A_CONNECTIVITY:  # fewer player regions
-            choice = _best_beyond(moves, k, M_CONN, f[2], -1, ok, rank)
+            choice = _best_beyond(moves, k, np.int64(M_CONN), f[2], np.int64(-1), ok, rank)
         elif a == A_ROOM_CONNECTIVITY:  # fewer broken room edges
-            choice = _best_beyond(moves, k, M_ROOMS, f[3], -1, ok, rank)
+            choice = _best_beyond(moves, k, np.int64(M_ROOMS), f[3], np.int64(-1), ok, rank)
         elif a == A_HOTSPOTS:  # fewer hotspots
-            choice = _best_beyond(moves, k, M_HOT, f[4], -1, ok, rank)
+            choice = _best_beyond(moves, k, np.int64(M_HOT), f[4], np.int64(-1), ok, rank)
         elif a == A_EXPLORER:  # a new push from a newly reached square
-            choice = _best_beyond(moves, k, M_NEW_PUSHES, 0, 1, ok, rank)
+            choice = _best_beyond(
+                moves, k, np.int64(M_NEW_PUSHES), np.int64(0), np.int64(1), ok, rank
+            )
         elif a == A_OPENER:
             choice = _opener(moves, k, f, node, width, ok, rank)
         else:

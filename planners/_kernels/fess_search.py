@@ -228,7 +228,7 @@ def _cell_slot(tree, code):
         if c < 0:
             return -1, s
         cf = tree.cell_feat[c]
-        if _cell_code(cf[0], -cf[1], cf[2], cf[3]) == code:
+        if _cell_code(np.int64(cf[0]), -np.int64(cf[1]), np.int64(cf[2]), np.int64(cf[3])) == code:
             return c, s
         s = (s + 1) & mask
 
@@ -272,7 +272,8 @@ def rehash_tree(tree):
         tree.tt[s] = n
     for c in range(tree.ctr[C_N_CELL_IDS]):
         cf = tree.cell_feat[c]
-        _, s = _cell_slot(tree, _cell_code(cf[0], -cf[1], cf[2], cf[3]))
+        code = _cell_code(np.int64(cf[0]), -np.int64(cf[1]), np.int64(cf[2]), np.int64(cf[3]))
+        _, s = _cell_slot(tree, code)
         tree.cell_tab[s] = c
 
 
@@ -304,7 +305,7 @@ def _merge(tree, h1, h2):
         return h2
     if h2 < 0:
         return h1
-    if _less(tree, h2, h1):
+    if _less(tree, np.int64(h2), np.int64(h1)):
         h1, h2 = h2, h1
     root = h1
     cur = h1
@@ -315,7 +316,7 @@ def _merge(tree, h1, h2):
         if r < 0:
             tree.left[cur] = other
             return root
-        if _less(tree, other, r):
+        if _less(tree, np.int64(other), np.int64(r)):
             r, other = other, r
         tree.left[cur] = r
         cur = r
@@ -338,14 +339,14 @@ def _push_node(tree, node):
     tree.tick[node] = ctr[C_TICK]
     tree.left[node] = -1
     tree.right[node] = -1
-    tree.cell_root[c] = _merge(tree, tree.cell_root[c], node)
+    tree.cell_root[c] = _merge(tree, np.int64(tree.cell_root[c]), np.int64(node))
 
 
 @njit(cache=True, nogil=True)
 def _pop(tree, c):
     """Remove and return the first node of cell ``c``'s heap (not empty)."""
     root = tree.cell_root[c]
-    tree.cell_root[c] = _merge(tree, tree.left[root], tree.right[root])
+    tree.cell_root[c] = _merge(tree, np.int64(tree.left[root]), np.int64(tree.right[root]))
     tree.left[root] = -1
     tree.right[root] = -1
     return root
@@ -572,8 +573,9 @@ def _expand(t, sc, w, tree, dt, node, j):
     tree.feat[child, 3] = row[K_ROOMS]
     tree.feat[child, 4] = row[K_HOT]
     tree.feat[child, 5] = row[K_MOB]
-    rooms = row[K_ROOMS] if t.opts[O_ROOM_AXIS] else 0
-    c = _cell_of(tree, row[K_OOP], row[K_PACKED], row[K_CONN], rooms)
+    rooms = np.int64(row[K_ROOMS]) if t.opts[O_ROOM_AXIS] else np.int64(0)
+    # int64 features at every call: one compiled _cell_of, not one per argument type
+    c = _cell_of(tree, np.int64(row[K_OOP]), np.int64(row[K_PACKED]), np.int64(row[K_CONN]), rooms)
     if _cell_worse(tree, c, tree.cell[node]):  # worse than its parent: its best ancestor's
         c = tree.cell[node]
     tree.cell[child] = c
@@ -612,8 +614,8 @@ def _start(t, sc, w, tree, dt):
     _, slot = tt_find(tree, tree.hash[0], np.int64(tree.norm[0]))
     tree.tt[slot] = 0
     f = tree.feat[0]
-    rooms = f[3] if t.opts[O_ROOM_AXIS] else 0
-    tree.cell[0] = _cell_of(tree, f[0], f[1], f[2], rooms)
+    rooms = np.int64(f[3]) if t.opts[O_ROOM_AXIS] else np.int64(0)
+    tree.cell[0] = _cell_of(tree, np.int64(f[0]), np.int64(f[1]), np.int64(f[2]), rooms)
     tree.parent[0] = -1
     tree.dead[0] = 0
     for b in range(w.box_pos.shape[0]):  # nothing loaded yet

@@ -247,8 +247,8 @@ def mark_frozen_boxes(cells, dead, box_pos, offsets, seen):
             if seen[box] != mark:
                 continue
             if not (
-                _blocked(cells, dead, offsets, box, 0, seen, mark)
-                and _blocked(cells, dead, offsets, box, 1, seen, mark)
+                _blocked(cells, dead, offsets, box, np.int64(0), seen, mark)
+                and _blocked(cells, dead, offsets, box, np.int64(1), seen, mark)
             ):
                 seen[box] = 0
                 changed = True
