@@ -317,7 +317,11 @@ def run_astar(board, params, tables, corral, scratch, nodes, table, heap, counte
                 counters[C_PRUNED_WALL_LINE] += 1
             else:
                 if matching:
-                    child_match[:, :] = match
+                    # loops, not child_match[:, :] = match: an array slice copy compiles
+                    # numba's shape-mismatch error path (string formatting, ~2 s cold)
+                    for r in range(match.shape[0]):
+                        for q in range(match.shape[1]):
+                            child_match[r, q] = match[r, q]
                     child_h = matching_bound_update(goal_dist, box_pos, child_match, b, match_work)
                 else:
                     child_h = simple_bound(nearest, box_pos)

@@ -455,7 +455,8 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                     n_regions,
                 )  # fmt: skip
             if dst != src:  # features filled by _emit_moves are kept for the next time
-                sc.cache_val[slot] = feat
+                for j in range(feat.shape[0]):
+                    sc.cache_val[slot, j] = feat[j]
             box_at[dst] = -1
             box_pos[b] = src
         box_at[src] = b

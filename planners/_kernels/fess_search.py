@@ -558,7 +558,8 @@ def _expand(t, sc, w, tree, dt, node, j):
     child = ctr[C_NODES]
     ctr[C_NODES] = child + 1
     tree.tt[slot] = child
-    tree.box_pos[child] = tree.box_pos[node]
+    for b in range(tree.box_pos.shape[1]):  # a loop: a row copy compiles shape errors
+        tree.box_pos[child, b] = tree.box_pos[node, b]
     tree.box_pos[child, box] = dst
     tree.hash[child] = h
     tree.player[child] = row[K_PLAYER]

@@ -52,7 +52,8 @@ def trace_pushes(cells, offsets, start_boxes, start_player, sq_pushes, scratch):
     player = np.int64(start_player)
     bad = -1
     for i in range(k):
-        boxes[i] = pos
+        for b in range(n):  # loops, not boxes[i] = pos: a row copy compiles shape errors
+            boxes[i, b] = pos[b]
         players[i] = player
         sq = np.int64(sq_pushes[i] >> 2)
         d = sq_pushes[i] & 3
@@ -75,7 +76,8 @@ def trace_pushes(cells, offsets, start_boxes, start_player, sq_pushes, scratch):
         pos[b] = dest
         player = sq
     if bad < 0:
-        boxes[k] = pos
+        for b in range(n):
+            boxes[k, b] = pos[b]
         players[k] = player
     for b in range(n):
         box_at[pos[b]] = -1
