@@ -100,7 +100,37 @@ def test_warmup__compiles_every_engine_kernel():
     assert not missing, f"warmup() leaves these kernels uncompiled: {missing}"
 
 
+class _StringCompiles:
+    """Records which of our kernels made numba compile its string formatting (a cold cost).
+
+    Slice copies between arrays (``a[i] = b``) and raising with a formatted message compile
+    numba's unicode machinery, about 2 s per process on a cold cache; the kernels copy with
+    loops and raise only constant messages.
+    """
+
+    def __init__(self):
+        from numba.core import event
+
+        self.stack, self.owners = [], set()
+        watch = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                d = ev.data.get("dispatcher")
+                name = f"{d.py_func.__module__}.{d.py_func.__qualname__}" if d else "?"
+                if "unicode" in name or "raise_with_shape_context" in name:
+                    ours = [n for n in watch.stack if n.startswith(("soko_gym", "planners"))]
+                    watch.owners.add(ours[-1] if ours else "?")
+                watch.stack.append(name)
+
+            def on_end(self, ev):
+                watch.stack.pop()
+
+        event.register("numba:compile", _Listener())
+
+
 def kernels_with_several_signatures():
+    strings = _StringCompiles()
     soko_gym.engine.warmup()
     for source in ("microban:1", "sasquatch:49", "xsokoban:3", "boxoban-hard:5"):
         mixed_rollout(source)
@@ -115,8 +145,17 @@ def kernels_with_several_signatures():
     for name in planners.available():
         for level in soko_gym.load_levels("microban:1-2"):
             planners.solve(level, name, planners.SearchLimits(max_seconds=30))
+    from planners.optimizers import optimize
+
+    level = soko_gym.load_levels("microban:2")[0]
+    optimize(
+        level, planners.solve(level, "astar").lurd, limits=planners.SearchLimits(max_seconds=20)
+    )
     kernels = engine_kernels(("soko_gym.engine", "planners._kernels"))
-    return {name: k.signatures for name, k in kernels.items() if len(k.signatures) > 1}
+    several = {name: k.signatures for name, k in kernels.items() if len(k.signatures) > 1}
+    if strings.owners:
+        several["(compiled numba's string formatting)"] = sorted(strings.owners)
+    return several
 
 
 def test_kernels__keep_one_signature_after_a_mixed_rollout(tmp_path):
