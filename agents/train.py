@@ -1,4 +1,4 @@
-"""Training runs: SB3's MaskablePPO, PPO, DQN and behaviour cloning, and RLlib's PPO.
+"""Training runs: SB3's MaskablePPO, PPO, DQN, behaviour cloning and DAgger, and RLlib's PPO.
 
 ``train(TrainConfig(...))`` (or ``soko train``) trains on the numba vector env through the SB3
 adapter (``soko_gym.envs.sb3``), or with ``algo="rllib-ppo"`` through RLlib's env runners on a
@@ -12,7 +12,9 @@ in the observations), and writes into its output folder:
   sidecar ``.json`` naming the env id, env arguments and algorithm (``agents.models.load_model``
   reads both; ``MaskablePPO.load`` / ``PPO.load`` / ``DQN.load`` read the zip);
 - ``learning_curve.png``: solve rate and episode reward against steps (``plot`` extra);
-- ``bc.csv`` for behaviour cloning: loss and accuracy against gradient steps.
+- ``bc.csv`` for behaviour cloning: loss and accuracy against gradient steps;
+- ``dagger.csv`` for DAgger (``agents.dagger``): one row per iteration (beta, states visited,
+  labelled, dead and failed, dataset size, accuracy, held-out solve rate, seconds).
 
 An RLlib run writes the same files, its models being RLlib module checkpoint folders
 (``model/``, ``best_model/``, ``checkpoints/model_<steps>_steps/``, each with its sidecar
@@ -51,6 +53,7 @@ from agents.train_config import (
     ALGOS,
     POLICIES,
     BCConfig,
+    DaggerConfig,
     DQNConfig,
     EnvConfig,
     NetworkConfig,
@@ -319,7 +322,7 @@ def train(config: TrainConfig) -> TrainResult:
     if config.torch_threads:
         rl.torch.set_num_threads(config.torch_threads)
     data = None
-    if config.algo == "bc":
+    if config.algo == "bc" or (config.algo == "dagger" and config.bc.dataset):
         from agents.bc import load_bc_data
 
         data, ds_env = load_bc_data(config.bc.dataset, config.env.env_id, config.ppo.gamma)
@@ -328,7 +331,7 @@ def train(config: TrainConfig) -> TrainResult:
     eval_levels = eval_level_list(eval_spec, config.eval_episodes, config.seed) if eval_spec else []
     obs_size = frame_size(config.env, eval_levels)
     env_kwargs = env_kwargs_of(config.env, obs_size)
-    algo = config.bc.finetune_algo if config.algo == "bc" else config.algo
+    algo = config.bc.finetune_algo if config.algo in ("bc", "dagger") else config.algo
     meta = {
         "env_id": config.env.env_id,
         # what any player of the model passes to the env (a custom reward is not an env
@@ -363,10 +366,25 @@ def train(config: TrainConfig) -> TrainResult:
     model = build_model(config, env, algo)
     model.set_logger(rl.configure(str(out), ["csv"]))
     run = _Run(config, out, meta, eval_env, len(eval_levels))
-    rl_steps = config.bc.finetune_steps if config.algo == "bc" else config.steps
+    rl_steps = config.bc.finetune_steps if config.algo in ("bc", "dagger") else config.steps
     interrupted = False
     try:
-        if data is not None:
+        if config.algo == "dagger":
+            from agents.dagger import run_dagger
+
+            dagger = config.dagger
+            run.log(f"DAgger: {dagger.iterations} iterations, expert {dagger.planner}")
+            run_dagger(
+                config,
+                model,
+                env,
+                data,
+                lambda m, i: run.evaluate(m, i, "dagger"),
+                out,
+                run.log,
+            )
+            run.save(model, out / "dagger_model.zip", 0)
+        elif data is not None:
             from agents.bc import behaviour_clone, write_history
 
             run.log(
@@ -380,12 +398,16 @@ def train(config: TrainConfig) -> TrainResult:
             run.save(model, out / "bc_model.zip", 0)
         if rl_steps:
             callback = _run_callback(rl, run, rl_steps)
-            model.learn(rl_steps, callback=callback, reset_num_timesteps=data is None)
+            cloned = data is not None or config.algo == "dagger"
+            model.learn(rl_steps, callback=callback, reset_num_timesteps=not cloned)
     except KeyboardInterrupt:
         interrupted = True
         run.log("interrupted: saving the model so far")
     t = int(model.num_timesteps)
-    final = run.evaluate(model, t, "rl" if rl_steps else "bc")
+    if config.algo == "dagger" and not rl_steps and not interrupted:
+        final = run.final  # the last iteration's evaluation
+    else:
+        final = run.evaluate(model, t, "rl" if rl_steps else config.algo)
     model_path = run.save(model, out / "model.zip", t)
     env.close()
     if eval_env is not None:
@@ -482,6 +504,7 @@ _SECTIONS = (
     ("ppo", PPOConfig, "ppo-"),
     ("dqn", DQNConfig, "dqn-"),
     ("bc", BCConfig, "bc-"),
+    ("dagger", DaggerConfig, "dagger-"),
     ("rllib", RLlibConfig, "rllib-"),
 )
 # short flags kept from before the flags were generated (README and scripts use them)
@@ -501,6 +524,7 @@ _ALIASES: dict[str, dict[str, list[str]]] = {
         "finetune_algo": ["--finetune-algo"],
         "finetune_steps": ["--finetune-steps"],
     },
+    "dagger": {"jobs": ["--jobs"]},
     "rllib": {"ray_address": ["--ray"]},
 }
 _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -513,6 +537,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "ppo": {},
     "dqn": {},
     "bc": {"finetune_algo": ("maskable-ppo", "ppo")},
+    "dagger": {},
     "rllib": {},
 }
 
@@ -521,12 +546,13 @@ def add_train_parser(sub: Any, source_help: str) -> None:
     """Add the ``train`` subcommand; its options are generated from ``TrainConfig``'s fields."""
     t = sub.add_parser(
         "train",
-        help="train an RL agent (MaskablePPO, PPO, DQN, RLlib PPO) or clone an expert dataset",
+        help="train an RL agent (MaskablePPO, PPO, DQN, RLlib PPO), clone an expert dataset "
+        "or run DAgger with a planner expert",
         description="Train on the vector env; writes checkpoints, eval.csv, progress.csv, "
         "learning_curve.png and model.zip (+ model.json) into --out (rllib-ppo: model/ and "
         "algorithm/ folders, on a local Ray or --ray auto|ADDRESS). Every option is a field "
-        "of agents.train_config.TrainConfig (--ppo-*, --dqn-*, --bc-*, --rllib-*: that "
-        "section's).",
+        "of agents.train_config.TrainConfig (--ppo-*, --dqn-*, --bc-*, --dagger-*, --rllib-*: "
+        "that section's; --algo dagger labels on --jobs K processes or --ray).",
     )
     add_dataclass_options(
         t,

@@ -1,10 +1,10 @@
 """Training configuration: dataclasses for ``agents.train`` runs and the level-source specs.
 
 ``TrainConfig`` nests ``EnvConfig``, ``NetworkConfig``, ``PPOConfig``, ``DQNConfig``,
-``BCConfig`` and ``RLlibConfig``; ``asdict(config)`` is what a run writes to ``config.json`` and
-``TrainConfig.from_dict`` reads it back. A level source is a pack, file or selection
-(``boxoban-unfiltered-train``, ``microban:1-50``) or ``generated:WxH:N`` (fresh generated
-levels, W columns, H rows, N boxes).
+``BCConfig``, ``DaggerConfig`` and ``RLlibConfig``; ``asdict(config)`` is what a run writes to
+``config.json`` and ``TrainConfig.from_dict`` reads it back. A level source is a pack, file or
+selection (``boxoban-unfiltered-train``, ``microban:1-50``) or ``generated:WxH:N`` (fresh
+generated levels, W columns, H rows, N boxes).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from soko_gym.levels.spec import parse_source, parse_sources
 
-ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "rllib-ppo")
+ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "dagger", "rllib-ppo")
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
@@ -173,6 +173,40 @@ class BCConfig:
 
 
 @dataclass
+class DaggerConfig:
+    """DAgger (``algo="dagger"``, ``agents.dagger``) with a planner as the expert.
+
+    The run's ``steps`` are gradient steps per retrain; cloning uses the ``bc`` section (batch
+    size, learning rate, fine-tuning), and ``bc.dataset``, when set, is iteration 0's data
+    instead of expert rollouts.
+
+    Attributes:
+        iterations: rollout, label and retrain rounds (iteration 0 included).
+        labels: label budget: new positions labelled per iteration (the rollout stops there).
+        initial_labels: iteration 0's budget when it rolls out the expert (0: ``labels``).
+        beta0: the expert's share of executed actions in iteration 0 (1: expert rollouts).
+        decay: iteration i executes the expert's action with probability beta0 * decay**i.
+        sample: roll out actions sampled from the policy (False: its greedy actions).
+        planner: the expert: a planner's registry name (``soko planners``).
+        time_limit: planner seconds per labelled position.
+        epochs: when > 0, passes over the aggregate per retrain instead of ``steps``.
+        jobs: worker processes that label positions (1: this process); ``--ray`` (the
+            ``rllib.ray_address`` field: "local", "auto" or an address) labels on Ray.
+    """
+
+    iterations: int = 5
+    labels: int = 2000
+    initial_labels: int = 0
+    beta0: float = 1.0
+    decay: float = 0.5
+    sample: bool = True
+    planner: str = "astar"
+    time_limit: float = 5.0
+    epochs: float = 0.0
+    jobs: int = 1
+
+
+@dataclass
 class RLlibConfig:
     """RLlib runs (``algo="rllib-ppo"``): where they run and how they sample.
 
@@ -188,6 +222,7 @@ class RLlibConfig:
             ``ppo.n_steps``.
         ray_address: None (or "local") starts a local Ray; "auto" joins the running
             cluster (``ray start --head``); else a cluster address ("10.0.0.5:6379").
+            ``algo="dagger"``: where positions are labelled (None: no Ray, ``dagger.jobs``).
     """
 
     env_runners: int = 2
@@ -201,10 +236,10 @@ class TrainConfig:
     """One training run.
 
     Attributes:
-        algo: "maskable-ppo", "ppo", "dqn", "bc" or "rllib-ppo" (RLlib's PPO with action
-            masking, ``agents.rllib``).
+        algo: "maskable-ppo", "ppo", "dqn", "bc", "dagger" (``agents.dagger``) or
+            "rllib-ppo" (RLlib's PPO with action masking, ``agents.rllib``).
         out: output folder.
-        steps: env steps (RL) or gradient steps (bc).
+        steps: env steps (RL) or gradient steps (bc; dagger: per retrain).
         seed: seeds the levels, the network, SB3 and the evaluation.
         n_envs: parallel envs of the vector env (rllib-ppo: over all env runners).
         eval_every: env steps between evaluations (0: only at the end).
@@ -213,14 +248,15 @@ class TrainConfig:
         torch_threads: torch CPU threads (0: torch's default; 1 is fastest on a busy 2-core
             machine, where the env, the learner and other processes share the cores).
         max_seconds: stop RL training after this much wall time (0: no limit); the run
-            then evaluates and saves as at its end.
+            then evaluates and saves as at its end. DAgger starts no iteration after it.
         overwrite: allow an output folder that already holds a run.
         quiet: no progress lines on stderr.
         env: the env.
         network: the policy network.
         ppo: PPO / MaskablePPO settings.
         dqn: DQN settings.
-        bc: behaviour cloning settings.
+        bc: behaviour cloning settings (dagger's cloning too).
+        dagger: DAgger settings (``algo="dagger"``).
         rllib: RLlib settings (``algo="rllib-ppo"``).
     """
 
@@ -241,13 +277,14 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     dqn: DQNConfig = field(default_factory=DQNConfig)
     bc: BCConfig = field(default_factory=BCConfig)
+    dagger: DaggerConfig = field(default_factory=DaggerConfig)
     rllib: RLlibConfig = field(default_factory=RLlibConfig)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """A config from ``asdict`` output (``config.json``)."""
         parts = {"env": EnvConfig, "network": NetworkConfig, "ppo": PPOConfig}
-        parts.update(dqn=DQNConfig, bc=BCConfig, rllib=RLlibConfig)
+        parts.update(dqn=DQNConfig, bc=BCConfig, dagger=DaggerConfig, rllib=RLlibConfig)
         kwargs = {k: v for k, v in data.items() if k not in parts}
         for name, kind in parts.items():
             kwargs[name] = kind(**data.get(name, {}))
@@ -270,21 +307,58 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-    if config.algo == "bc":
-        if not config.bc.dataset:
-            raise ValueError("algo 'bc' needs a dataset (--dataset PATH_OR_MINARI_ID)")
+    if config.algo == "bc" and not config.bc.dataset:
+        raise ValueError("algo 'bc' needs a dataset (--dataset PATH_OR_MINARI_ID)")
+    if config.algo in ("bc", "dagger"):
         if config.bc.finetune_algo not in ("maskable-ppo", "ppo"):
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
             )
     if config.algo == "rllib-ppo":
         check_rllib(config.rllib)
+    if config.algo == "dagger":
+        check_dagger(config.dagger, config.rllib.ray_address)
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
     parse_sources(config.env.levels)
     if config.env.eval_levels is not None:
         parse_source(config.env.eval_levels)
+
+
+def check_dagger(dagger: DaggerConfig, ray: str | None = None) -> None:
+    """Raise ValueError naming the flag of the first bad field of the ``dagger`` section."""
+    for name, flag in (("iterations", "--dagger-iterations"), ("labels", "--dagger-labels")):
+        value = getattr(dagger, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"dagger.{name} ({flag}) must be an int >= 1, got {value!r}")
+    value = dagger.initial_labels
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"dagger.initial_labels (--dagger-initial-labels) must be an int >= 0, got {value!r}"
+        )
+    for name in ("beta0", "decay"):
+        value = getattr(dagger, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValueError(f"dagger.{name} (--dagger-{name}) must be in [0, 1], got {value!r}")
+    if not isinstance(dagger.time_limit, int | float) or not dagger.time_limit > 0:
+        raise ValueError(
+            "dagger.time_limit (--dagger-time-limit) must be > 0 seconds, "
+            f"got {dagger.time_limit!r}"
+        )
+    if not isinstance(dagger.epochs, int | float) or not dagger.epochs >= 0:
+        raise ValueError(f"dagger.epochs (--dagger-epochs) must be >= 0, got {dagger.epochs!r}")
+    if isinstance(dagger.jobs, bool) or not isinstance(dagger.jobs, int) or dagger.jobs < 1:
+        raise ValueError(f"dagger.jobs (--jobs) must be an int >= 1, got {dagger.jobs!r}")
+    if ray is not None and (not isinstance(ray, str) or not ray.strip()):
+        raise ValueError(f"--ray must be 'local', 'auto' or a cluster address, got {ray!r}")
+    import planners
+
+    if dagger.planner not in planners.available():
+        raise ValueError(
+            f"dagger.planner (--dagger-planner) must be one of {planners.available()}, "
+            f"got {dagger.planner!r}"
+        )
 
 
 def check_rllib(rllib: RLlibConfig) -> None:

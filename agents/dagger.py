@@ -1,0 +1,374 @@
+"""DAgger (Ross, Gordon, Bagnell 2011) with a planner as expert: ``soko train --algo dagger``.
+
+Each iteration rolls out the current policy in the training vector env, executing the
+expert's action instead with probability ``beta_i = beta0 * decay**i``, labels the states it
+visited with the planner's action (a fresh plan from the position rebuilt from the observation
+planes, as ``agents.expert`` reads it), adds them to every earlier iteration's samples and
+clones the aggregate into the policy again (``agents.bc.behaviour_clone``, warm-started).
+Iteration 0 clones a ``soko collect`` dataset when ``bc.dataset`` is set, else rolls out the
+expert (``beta_0``, 1 by default). Positions are deduplicated by ``PlannerPolicy.key`` before
+labelling, and a position labelled once is never sent to the planner again. A position the
+planner proves unsolvable ("dead") or does not solve within its time limit ("failed") gets
+no label; both are counted. Labels run through ``soko_gym.execution`` (in this process,
+``--jobs`` local processes or Ray), in position order, so every backend gives the same labels.
+
+Each iteration writes a row of ``dagger.csv`` and an evaluation row (phase "dagger",
+``timesteps`` = the iteration) of ``eval.csv``; ``agents.train`` runs the loop, saves the
+model and fine-tunes it with RL afterwards when ``bc.finetune_steps`` is set.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.bc import BCData, accuracy, behaviour_clone
+from agents.evaluation import act
+from agents.expert import PlannerPolicy, PositionKey, plan_actions, read_position
+from agents.train_config import DaggerConfig, TrainConfig
+from soko_gym.execution import Backend, connect_ray, run_ordered
+
+DAGGER_COLUMNS = (
+    "iteration",
+    "beta",
+    "visited",
+    "new_states",
+    "labelled",
+    "dead",
+    "failed",
+    "dataset",
+    "gradient_steps",
+    "train_accuracy",
+    "eval_solve_rate",
+    "label_seconds",
+    "seconds",
+)
+ROLLOUT_STEP_FACTOR = 20  # env steps of a rollout at most, per state of the label budget
+ENV_ACTION_SPACES = {"Sokoban-Push": "push", "Sokoban-Macro": "macro", "Sokoban-Move": "move"}
+
+# a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
+# within the limit)
+Label = tuple[str, int]
+
+
+def action_space_of(env_id: str) -> str:
+    """The ``PlannerPolicy`` action space of a soko-gym env id."""
+    for prefix, space in ENV_ACTION_SPACES.items():
+        if env_id.startswith(prefix):
+            return space
+    raise ValueError(f"env_id must be a soko-gym env id, got {env_id!r}")
+
+
+def label_observation(
+    planes: np.ndarray,
+    planner: str = "astar",
+    max_seconds: float = 5.0,
+    action_space: str = "push",
+) -> Label:
+    """The expert's label of one observation: the first action of a fresh plan from it.
+
+    The position is rebuilt from ``planes`` (``agents.expert.read_position``), solved by
+    ``planners.solve`` and the solution's first action is given in ``action_space``'s encoding
+    (``agents.expert.plan_actions``), what ``PlannerPolicy`` plays from that position when it
+    has no plan through it yet.
+
+    Returns:
+        ("ok", action), ("dead", -1) when the planner proves the position unsolvable, or
+        ("failed", -1) when it does not solve it within ``max_seconds`` (or it is solved).
+    """
+    import planners
+
+    position = read_position(np.asarray(planes))
+    if position.solved:
+        return ("failed", -1)
+    limits = planners.SearchLimits(max_seconds=float(max_seconds))
+    result = planners.solve(position.to_level(), planner, limits)
+    if result.solved:
+        steps = plan_actions(position, result.lurd, action_space)
+        if steps:
+            return ("ok", int(steps[0][1]))
+    return ("dead" if result.status == "unsolvable" else "failed", -1)
+
+
+class Labeller:
+    """Labels observations with the planner, once per position (``PlannerPolicy.key``).
+
+    Args:
+        dagger: the planner, its time limit and the backend's jobs.
+        action_space: "push", "macro" or "move".
+        ray: None (no Ray), "local", "auto" or a cluster address (``soko_gym.execution``);
+            with "local", ``dagger.jobs`` above 1 sets the local Ray's CPUs (1: every CPU).
+    """
+
+    def __init__(self, dagger: DaggerConfig, action_space: str, ray: str | None = None) -> None:
+        self.keyer = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
+        self.fn = partial(
+            label_observation,
+            planner=dagger.planner,
+            max_seconds=dagger.time_limit,
+            action_space=action_space,
+        )
+        jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
+        self.backend = Backend(jobs=jobs, ray=ray)
+        self.cache: dict[PositionKey, Label] = {}
+        self.seconds = 0.0
+
+    def key(self, planes: np.ndarray) -> PositionKey:
+        """The position key of one observation."""
+        return self.keyer.key(read_position(planes))
+
+    def label(self, observations: np.ndarray) -> list[Label]:
+        """A label per observation; positions not in the cache are planned (in parallel)."""
+        keys = [self.key(o) for o in observations]
+        todo: dict[PositionKey, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self.cache and k not in todo:
+                todo[k] = i
+        if todo:
+            start = time.perf_counter()
+            payloads = [observations[i] for i in todo.values()]
+            labels = run_ordered(self.fn, payloads, self.backend)
+            self.seconds += time.perf_counter() - start
+            self.cache.update(zip(todo, labels, strict=True))
+        return [self.cache[k] for k in keys]
+
+
+@dataclass
+class Rollout:
+    """States one rollout visited that no earlier iteration saw (one per position).
+
+    Attributes:
+        observations: uint8[N, C, H, W] the new positions' observations.
+        action_masks: bool[N, n_actions] their legal actions.
+        visited: env steps taken (every state acted in, repeats included).
+        expert_steps: steps where the expert's action was executed.
+    """
+
+    observations: np.ndarray
+    action_masks: np.ndarray
+    visited: int
+    expert_steps: int
+
+
+def rollout(
+    model: Any,
+    env: Any,
+    expert: PlannerPolicy,
+    beta: float,
+    budget: int,
+    seen: set[PositionKey],
+    rng: np.random.Generator,
+    sample: bool = True,
+) -> Rollout:
+    """Play ``model`` in ``env``, each action the expert's with probability ``beta``.
+
+    The policy's actions are sampled from its distribution (``sample``), else its greedy ones.
+
+    Whole episodes are played: once ``budget`` positions outside ``seen`` were visited, each
+    env plays its episode to its end and stops collecting, so late positions of an episode
+    are as likely to be kept as early ones; ``budget`` of the new positions are then drawn
+    at random (and added to ``seen``). Solved positions are never collected. A rollout stops
+    after ``ROLLOUT_STEP_FACTOR * budget`` env steps whatever it holds.
+    """
+    n = env.num_envs
+    obs = env.reset()
+    starts = np.ones(n, dtype=bool)
+    collecting = np.ones(n, dtype=bool)
+    new: dict[PositionKey, tuple[np.ndarray, np.ndarray]] = {}
+    visited = expert_steps = 0
+    max_steps = ROLLOUT_STEP_FACTOR * budget
+    while collecting.any() and visited < max_steps:
+        masks = np.asarray(env.action_masks(), dtype=bool)
+        for i in np.flatnonzero(collecting).tolist():
+            position = read_position(obs[i])
+            key = expert.key(position)
+            if key not in seen and key not in new and not position.solved:
+                new[key] = (obs[i].copy(), masks[i].copy())
+        actions = np.asarray(act(model, obs, masks, not sample), dtype=np.int64)
+        actions = actions.reshape(n)
+        pick = rng.random(n) < beta
+        if pick.any():
+            expert_actions, _ = expert.predict(obs[pick], episode_start=starts[pick])
+            actions[pick] = expert_actions
+            expert_steps += int(pick[collecting].sum())
+        visited += int(collecting.sum())
+        obs, _, dones, _ = env.step(actions)
+        starts = np.asarray(dones, dtype=bool)
+        if len(new) >= budget:
+            collecting &= ~starts  # an env whose episode ended stops collecting
+    keys = list(new)
+    if len(keys) > budget:
+        keys = [keys[j] for j in np.sort(rng.choice(len(keys), budget, replace=False))]
+    seen.update(keys)
+    shape = (0, *env.observation_space.shape)
+    return Rollout(
+        np.stack([new[k][0] for k in keys]) if keys else np.zeros(shape, dtype=np.uint8),
+        np.stack([new[k][1] for k in keys])
+        if keys
+        else np.zeros((0, env.action_space.n), dtype=bool),
+        visited,
+        expert_steps,
+    )
+
+
+@dataclass
+class Aggregate:
+    """The samples of every iteration so far (observations, expert actions, legal actions)."""
+
+    observations: list[np.ndarray] = field(default_factory=list)
+    actions: list[np.ndarray] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, observations: np.ndarray, actions: np.ndarray, masks: np.ndarray) -> None:
+        """Append samples."""
+        if len(actions):
+            self.observations.append(observations)
+            self.actions.append(np.asarray(actions, dtype=np.int64))
+            self.masks.append(np.asarray(masks, dtype=bool))
+
+    def __len__(self) -> int:
+        return sum(len(a) for a in self.actions)
+
+    def data(self) -> BCData:
+        """The aggregate as ``BCData`` (no returns: the labels carry no episode rewards)."""
+        return BCData(
+            np.concatenate(self.observations),
+            np.concatenate(self.actions),
+            np.concatenate(self.masks),
+        )
+
+
+def beta_of(dagger: DaggerConfig, iteration: int) -> float:
+    """The expert's share of actions in iteration ``iteration``: ``beta0 * decay**iteration``."""
+    return float(dagger.beta0 * dagger.decay**iteration)
+
+
+def gradient_steps(config: TrainConfig, n_samples: int) -> int:
+    """Gradient steps of one retrain: ``steps``, or ``dagger.epochs`` passes when set."""
+    if config.dagger.epochs > 0:
+        batch = min(config.bc.batch_size, n_samples)
+        return max(1, math.ceil(config.dagger.epochs * n_samples / batch))
+    return config.steps
+
+
+def run_dagger(
+    config: TrainConfig,
+    model: Any,
+    env: Any,
+    initial: BCData | None,
+    evaluate: Callable[[Any, int], Any],
+    out: Path,
+    log: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The DAgger loop on ``model``'s policy (in place), writing ``out / "dagger.csv"``.
+
+    Args:
+        config: the run (``dagger`` and ``bc`` sections, ``steps``, ``seed``, the env id).
+        model: an SB3 MaskablePPO or PPO model (``agents.train.build_model``).
+        env: the training vector env (SB3 ``VecEnv`` with ``action_masks``).
+        initial: iteration 0's samples (a ``soko collect`` dataset), or None to roll out the
+            expert in iteration 0.
+        evaluate: ``evaluate(model, iteration)`` gives an ``EvalResult`` or None.
+        out: the run's folder.
+        log: receives one progress line per iteration.
+
+    Returns:
+        The ``dagger.csv`` rows.
+    """
+    dagger = config.dagger
+    action_space = action_space_of(config.env.env_id)
+    labeller = Labeller(dagger, action_space, config.rllib.ray_address)
+    expert = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
+    rng = np.random.default_rng(config.seed)
+    bc_config = replace(config.bc, val_fraction=0.0, log_every=max(1, config.steps))
+    aggregate = Aggregate()
+    seen: set[PositionKey] = set()
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    path = out / "dagger.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerow(DAGGER_COLUMNS)
+
+    def iterate(iteration: int) -> dict[str, Any]:
+        row: dict[str, Any] = {"iteration": iteration}
+        label_start = labeller.seconds
+        if iteration == 0 and initial is not None:
+            aggregate.add(initial.observations, initial.actions, initial.action_masks)
+            row.update(beta=float("nan"), visited=0, new_states=0, labelled=len(initial.actions))
+            row.update(dead=0, failed=0)
+        else:
+            beta = beta_of(dagger, iteration)
+            budget = dagger.initial_labels if iteration == 0 and dagger.initial_labels else None
+            got = rollout(
+                model, env, expert, beta, budget or dagger.labels, seen, rng, dagger.sample
+            )
+            labels = labeller.label(got.observations) if len(got.observations) else []
+            ok = np.array([status == "ok" for status, _ in labels], dtype=bool)
+            actions = np.array([action for _, action in labels], dtype=np.int64)
+            if ok.any():
+                legal = got.action_masks[np.flatnonzero(ok), actions[ok]]
+                if not legal.all():
+                    raise RuntimeError("the planner's label is illegal in the env's action mask")
+            aggregate.add(got.observations[ok], actions[ok], got.action_masks[ok])
+            row.update(beta=beta, visited=got.visited, new_states=len(labels))
+            row.update(labelled=int(ok.sum()))
+            row.update(dead=sum(s == "dead" for s, _ in labels))
+            row.update(failed=sum(s == "failed" for s, _ in labels))
+        row["label_seconds"] = labeller.seconds - label_start
+        row["dataset"] = len(aggregate)
+        if len(aggregate):
+            data = aggregate.data()
+            steps = gradient_steps(config, len(data.actions))
+            behaviour_clone(model.policy, data, steps, bc_config, config.seed + iteration)
+            row["gradient_steps"] = steps
+            row["train_accuracy"] = accuracy(model.policy, data)
+        else:
+            row["gradient_steps"], row["train_accuracy"] = 0, float("nan")
+        result = evaluate(model, iteration)
+        row["eval_solve_rate"] = result.solve_rate if result is not None else float("nan")
+        row["seconds"] = time.perf_counter() - start
+        with path.open("a", newline="") as f:
+            csv.writer(f).writerow([_cell(row[c]) for c in DAGGER_COLUMNS])
+        if log is not None:
+            log(
+                f"[dagger {iteration + 1}/{dagger.iterations}] beta {row['beta']:.2f}: "
+                f"{row['new_states']} new states, {row['labelled']} labelled ({row['dead']} "
+                f"dead, {row['failed']} failed), dataset {row['dataset']}, accuracy "
+                f"{row['train_accuracy']:.1%}, held out solved {row['eval_solve_rate']:.1%}"
+            )
+        return row
+
+    # one Ray for the whole run (each iteration's runner would start and stop its own)
+    started = labeller.backend.ray is not None and connect_ray(labeller.backend)
+    try:
+        for iteration in range(dagger.iterations):
+            if (
+                iteration
+                and config.max_seconds
+                and time.perf_counter() - start > config.max_seconds
+            ):
+                if log is not None:
+                    log(f"[dagger] --max-seconds {config.max_seconds:g} spent: stopping")
+                break  # the wall-time budget: no iteration starts after it
+            rows.append(iterate(iteration))
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    return rows
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: floats rounded to 4 places."""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return value
