@@ -8,6 +8,7 @@ its bundles, the code a vector env loops over. Subclasses name their ``kind``
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from typing import Any, SupportsFloat
 
@@ -132,6 +133,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         self._slot = -1  # table slot of the current level; -1 before the first reset
         self._level_index = -1
         self._human = None
+        _show_wrapped_envs_in_ipython()
 
     # -- hooks for the subclasses -------------------------------------------------------------
 
@@ -322,3 +324,25 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         state["_human"] = None  # a window does not pickle; a copy opens its own
         state["_kernels"] = None  # compiled functions do not pickle; a copy binds its own
         return state
+
+
+def _wrapper_png(wrapper: gym.Wrapper) -> bytes | None:
+    """PNG of a wrapped soko-gym env (a wrapper's own ``_repr_png_`` comes first)."""
+    own = getattr(type(wrapper), "_repr_png_", None)
+    if own is not None:
+        return own(wrapper)
+    env = wrapper.unwrapped
+    return env._repr_png_() if isinstance(env, SokobanEnv) else None
+
+
+def _show_wrapped_envs_in_ipython() -> None:
+    """Let IPython draw what ``gym.make`` returns (wrappers around the env) as the env.
+
+    Gymnasium's wrappers do not forward ``_repr_png_``, so without this only
+    ``env.unwrapped`` shows as a picture in Jupyter. Only acts inside a running IPython
+    (never imports it); other wrapped envs keep their usual repr.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(gym.Wrapper, _wrapper_png)

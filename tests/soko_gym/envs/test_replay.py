@@ -368,3 +368,23 @@ def test_env_repr_png__current_position_after_reset():
     with Image.open(io.BytesIO(env._repr_png_())) as im:
         picture = np.asarray(im.convert("RGB"))
     assert np.array_equal(picture, draw_planes(env.planes(), tile_size=16))
+
+
+def test_gym_make_env__shows_as_a_picture_in_ipython():
+    # what Jupyter does with a cell's value: gym.make's wrappers draw as the env's position
+    import gymnasium as gym
+
+    interactiveshell = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactiveshell.InteractiveShell.instance()
+    try:
+        env = gym.make("Sokoban-Push-v0", levels=[Level.from_xsb(LEVEL)])
+        assert isinstance(env, gym.Wrapper)
+        data, _ = shell.display_formatter.format(env)
+        assert "image/png" not in data  # before reset: the text repr only
+        env.reset(seed=0)
+        data, _ = shell.display_formatter.format(env)
+        assert data["image/png"] == env.unwrapped._repr_png_()
+        other = gym.make("CartPole-v1")  # not ours: no picture
+        assert "image/png" not in shell.display_formatter.format(other)[0]
+    finally:
+        interactiveshell.InteractiveShell.clear_instance()
