@@ -18,8 +18,20 @@ from soko_gym.engine.zobrist import zobrist_table
 from soko_gym.levels.level import Level
 from soko_gym.levels.lurd import verify
 
-ROOM_SHAPES = {"random": kernels.ROOM_RANDOM, "open": kernels.ROOM_OPEN}
-DEFAULT_WALL_DENSITY = {"random": 0.4, "open": 0.1}  # per room shape, when none is given
+ROOM_SHAPES = {
+    "random": kernels.ROOM_RANDOM,
+    "open": kernels.ROOM_OPEN,
+    "boxoban": kernels.ROOM_RANDOM,
+}
+# per room shape, when none is given ("boxoban": drawn per level, ``boxoban_wall_density``)
+DEFAULT_WALL_DENSITY = {"random": 0.4, "open": 0.1, "boxoban": None}
+# Quantiles (0%, 5%, ..., 100%) of the share of wall squares inside the outer wall of the
+# 1,000 bundled boxoban-unfiltered-train levels (17 to 51 of 64, mean 32.2): a "boxoban" room
+# draws its density from them, so its wall counts follow Boxoban's.
+BOXOBAN_WALL_QUANTILES = (
+    0.266, 0.328, 0.375, 0.391, 0.406, 0.438, 0.453, 0.453, 0.469, 0.484, 0.5,
+    0.516, 0.531, 0.547, 0.547, 0.562, 0.594, 0.609, 0.641, 0.672, 0.797,
+)  # fmt: skip
 MIN_SIDE = 5  # smallest width or height, outer walls included
 
 _N_WALKS = 8  # reverse-play walks per attempt; the best position over all of them is kept
@@ -77,6 +89,12 @@ def _to_level(cells: np.ndarray, boxes: np.ndarray, player: int, width: int) -> 
     return Level.from_xsb("\n".join(rows) + "\n")
 
 
+def boxoban_wall_density(rng: np.random.Generator) -> float:
+    """A wall density drawn from Boxoban's (``BOXOBAN_WALL_QUANTILES``, interpolated)."""
+    q = np.asarray(BOXOBAN_WALL_QUANTILES)
+    return float(np.interp(rng.random(), np.linspace(0.0, 1.0, q.size), q))
+
+
 def generate_level(
     rng: np.random.Generator,
     *,
@@ -104,7 +122,9 @@ def generate_level(
             None for the shape's default (``DEFAULT_WALL_DENSITY``: 0.4 random, 0.1 open).
         room_shape: ``"random"`` carves a blob by a random walk (Boxoban-style rooms);
             ``"open"`` is a rectangle with scattered single walls that never split the floor
-            (with ``wall_density=0``, an empty rectangle).
+            (with ``wall_density=0``, an empty rectangle); ``"boxoban"`` is ``"random"`` with
+            the wall density drawn per level from Boxoban's (``boxoban_wall_density``), so
+            wall counts match boxoban-unfiltered-train's (``benchmarks/boxoban_stats.py``).
         min_pushes: every solution of the level needs at least this many pushes (>= 1, so the
             level is never solved at the start).
         max_tries: rooms to try before giving up (>= 1).
@@ -126,6 +146,10 @@ def generate_level(
         raise ValueError(f"room_shape must be one of {sorted(ROOM_SHAPES)}, got {room_shape!r}")
     if wall_density is None:
         wall_density = DEFAULT_WALL_DENSITY[room_shape]
+        if wall_density is None:  # "boxoban": this level's density, within what the boxes need
+            n_inner = (width - 2) * (height - 2)
+            most = 1.0 - (2 * n_boxes + 2) / max(1, n_inner)
+            wall_density = min(boxoban_wall_density(rng), max(0.0, most))
     try:
         density = float(wall_density)
     except (TypeError, ValueError):

@@ -4,8 +4,9 @@ A *level source* is one of:
 
 - a bundled pack name, a file (XSB/SOK/TXT) or a directory of Boxoban files, optionally with a
   1-based selection: ``microban``, ``xsokoban:1-10``, ``levels.xsb:3``;
-- ``generated[:WxH][:N]``: fresh levels from the level generator, W columns, H rows, N boxes
-  (``generated`` alone: the generator's defaults, 10x10 with 4 boxes).
+- ``generated[:WxH][:N][:STYLE]``: fresh levels from the level generator, W columns, H rows,
+  N boxes, room style ``random`` (the default), ``open`` or ``boxoban`` (wall counts drawn
+  like Boxoban's) (``generated`` alone: the generator's defaults, 10x10 with 4 boxes).
 
 Several sources joined by ``+`` (``generated:7x7:2+microban``) are *mixed*: fixed sources are
 concatenated, and a training vector env splits its sub-envs between the parts.
@@ -22,7 +23,9 @@ from soko_gym.levels.level import Level
 from soko_gym.levels.packs import load_levels
 
 GENERATED = "generated"
-_GENERATED = re.compile(r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?$")
+_GENERATED = re.compile(
+    r"^generated(?::(?P<w>\d+)x(?P<h>\d+))?(?::(?P<n>\d+))?(?::(?P<shape>random|open|boxoban))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,14 @@ class SourceSpec:
 
     Attributes:
         text: the source as written.
-        generated: True for ``generated[:WxH][:N]``.
-        generator_kwargs: ``width``/``height``/``n_boxes`` given in the spec (generated only;
-            the generator's defaults for those left out).
+        generated: True for ``generated[:WxH][:N][:STYLE]``.
+        generator_kwargs: ``width``/``height``/``n_boxes``/``room_shape`` given in the spec
+            (generated only; the generator's defaults for those left out).
     """
 
     text: str
     generated: bool
-    generator_kwargs: dict[str, int] = field(default_factory=dict)
+    generator_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def with_generator_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """The spec's ``WxH:N`` joined with the generator arguments given beside it.
@@ -94,13 +97,16 @@ def parse_source(spec: str) -> SourceSpec:
     m = _GENERATED.match(spec)
     if m is None:
         raise ValueError(
-            f"generated level source {spec!r}: write generated[:WxH][:N], e.g. generated:7x7:2"
+            f"generated level source {spec!r}: write generated[:WxH][:N][:random|open|boxoban], "
+            "e.g. generated:7x7:2 or generated:10x10:4:boxoban"
         )
-    kwargs: dict[str, int] = {}
+    kwargs: dict[str, Any] = {}
     if m["w"]:
         kwargs.update(width=int(m["w"]), height=int(m["h"]))
     if m["n"]:
         kwargs["n_boxes"] = int(m["n"])
+    if m["shape"]:
+        kwargs["room_shape"] = m["shape"]
     return SourceSpec(spec, True, kwargs)
 
 

@@ -17,9 +17,17 @@ def test_parse_source__generated_specs_and_fixed_sources():
     assert parse_source("generated").size == (10, 10)
     assert parse_source("generated:3").generator_kwargs == {"n_boxes": 3}
     assert parse_source("microban:1-5") == SourceSpec("microban:1-5", False, {})
+    assert parse_source("generated:10x10:4:boxoban").generator_kwargs == {
+        "width": 10,
+        "height": 10,
+        "n_boxes": 4,
+        "room_shape": "boxoban",
+    }
 
 
-@pytest.mark.parametrize("bad", ["generated:7by7", "generated:7x7:2:1", "", "a+b"])
+@pytest.mark.parametrize(
+    "bad", ["generated:7by7", "generated:7x7:2:1", "generated:7x7:2:cave", "", "a+b"]
+)
 def test_parse_source__rejects_bad_specs(bad):
     with pytest.raises(ValueError):
         parse_source(bad)
@@ -38,6 +46,20 @@ def test_gym_make__generated_spec_draws_levels_of_that_size():
     level = env.unwrapped.level
     assert (level.width, level.height, level.n_boxes) == (7, 7, 2)
     env.close()
+
+
+def test_gym_make__boxoban_style_levels_have_boxoban_wall_counts():
+    # boxoban-unfiltered-train: 17 to 51 interior walls, mean 32.2; the "random" style with its
+    # fixed density 0.4 gives 23 to 26
+    env = gym.make("Sokoban-Push-v0", levels="generated:10x10:4:boxoban")
+    walls = []
+    for seed in range(60):
+        env.reset(seed=seed)
+        level = env.unwrapped.level
+        walls.append(sum(0 < r < 9 and 0 < c < 9 for r, c in level.walls))
+    env.close()
+    assert 28 <= sum(walls) / len(walls) <= 36
+    assert min(walls) <= 24 and max(walls) >= 38
 
 
 def test_gym_make__fixed_mix_concatenates_levels():
