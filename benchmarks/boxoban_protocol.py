@@ -1,0 +1,161 @@
+"""Learned agents on Boxoban under two protocols: solve rate against the step budget.
+
+Each agent plays every level of each set once, greedily, for at most ``--budget`` actions
+(default 120). Per level it records whether the episode solved the level, its actions, pushes
+and player moves (walks included), written to ``--out/<agent>-<set>.csv``. Two protocols read
+the same episodes:
+
+- **Push protocol** (this project's): solved within B pushes (a Push-env action is one push;
+  the walk to it is free);
+- **Boxoban protocol** (the published setting, Guez et al. 2019): solved within B player steps
+  (moves), as an agent playing ``Sokoban-Move-v0`` for 120 steps. A Push-env agent's episode
+  counts when its pushes and walks together fit in B steps: the same play in the Move env.
+
+Prints a markdown table (solve rates at B = 120 for both protocols) and writes
+``solve_rate.png`` (solve rate against B, both protocols) when matplotlib is installed.
+
+    python benchmarks/boxoban_protocol.py --agents pretrained:boxoban-push,planner:astar
+        [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
+
+``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
+expert the agents learn from, as a reference row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import soko_gym
+from agents.evaluation import act, uses_masks
+from agents.expert import PlannerPolicy
+from agents.models import LoadedAgent, load_agent
+from soko_gym.levels import load_levels
+from soko_gym.provenance import machine_line
+
+SETS = {
+    "unfiltered-test": "boxoban-unfiltered-test",
+    "medium-valid": "boxoban-medium-valid",
+    "hard": "boxoban-hard",
+}
+COLUMNS = ("level", "solved", "actions", "pushes", "moves")
+
+
+def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
+    """One greedy episode of ``agent`` per level, at most ``budget`` actions: a row per level."""
+    venv = soko_gym.make_vec(
+        agent.env_id,
+        min(100, len(levels)),
+        levels=levels,
+        max_episode_steps=budget,
+        **agent.env_kwargs,
+    )
+    k = venv.num_envs
+    n = len(levels)
+    rows: list[dict[str, int]] = [{} for _ in range(n)]
+    masked = uses_masks(agent.model)
+    try:
+        for start in range(0, n, k):
+            idx = (start + np.arange(k)) % n
+            obs, _ = venv.reset(options={"level_index": idx})
+            active = np.arange(k) < min(k, n - start)
+            actions = np.zeros(k, dtype=np.int64)
+            while active.any():
+                masks = venv.action_masks() if masked else None
+                obs, _, term, trunc, info = venv.step(act(agent.model, obs, masks))
+                actions[active] += 1
+                done = (term | trunc) & active
+                for i in np.flatnonzero(done).tolist():
+                    rows[start + i] = {
+                        "level": start + i + 1,
+                        "solved": int(bool(info["solved"][i])),
+                        "actions": int(actions[i]),
+                        "pushes": int(info["pushes"][i]),
+                        "moves": int(info["moves"][i]),
+                    }
+                active &= ~done
+    finally:
+        venv.close()
+    return rows
+
+
+def solve_rate(rows: list[dict[str, int]], key: str, budget: int) -> float:
+    """Share of levels solved with at most ``budget`` of ``key`` (pushes or moves)."""
+    return sum(r["solved"] and r[key] <= budget for r in rows) / len(rows)
+
+
+def main() -> None:
+    """Evaluate, write the CSVs, print the table and draw the curves."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", required=True, help="comma-separated models or pretrained:NAME")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"of {', '.join(SETS)}")
+    parser.add_argument("--levels", type=int, default=1000, help="first N levels of each set")
+    parser.add_argument("--budget", type=int, default=120, help="actions per episode")
+    parser.add_argument("--out", default="benchmarks/results/agents", help="CSV and PNG folder")
+    args = parser.parse_args()
+    sets = [s for s in args.sets.split(",") if s]
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        raise ValueError(f"--sets: unknown {unknown}; known: {', '.join(SETS)}")
+    if args.levels < 1 or args.budget < 1:
+        raise ValueError("--levels and --budget must be at least 1")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[tuple[str, str], list[dict[str, int]]] = {}
+    print(f"**Machine:** {machine_line()}\n")
+    print("| agent | env | set | levels | Push protocol: solved in <= 120 pushes | "
+          "Boxoban protocol: solved in <= 120 steps |")  # fmt: skip
+    print("|---|---|---|---:|---:|---:|")
+    for spec in [a for a in args.agents.split(",") if a]:
+        if spec.startswith("planner:"):
+            expert = PlannerPolicy(spec.split(":", 1)[1], limits=10.0, action_space="push")
+            agent = LoadedAgent(expert, "Sokoban-Push-v0", {"obs_size": (10, 10)})
+        else:
+            agent = load_agent(spec)
+        name = spec.split(":", 1)[1] if ":" in spec else Path(spec).parent.name
+        for set_name in sets:
+            levels = load_levels(SETS[set_name])[: args.levels]
+            rows = play(agent, levels, args.budget)
+            results[(name, set_name)] = rows
+            with (out / f"{name}-{set_name}.csv").open("w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=COLUMNS)
+                writer.writeheader()
+                writer.writerows(rows)
+            b = min(120, args.budget)
+            print(
+                f"| {spec} | {agent.env_id} | {set_name} | {len(rows)} | "
+                f"{solve_rate(rows, 'pushes', b):.1%} | {solve_rate(rows, 'moves', b):.1%} |",
+                flush=True,
+            )
+    try:
+        import matplotlib
+    except ImportError:
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    budgets = np.arange(0, args.budget + 1)
+    for ax, key, title in ((axes[0], "pushes", "Push protocol"), (axes[1], "moves", "Boxoban")):
+        for (name, set_name), rows in results.items():
+            ax.plot(
+                budgets,
+                [solve_rate(rows, key, int(b)) for b in budgets],
+                label=f"{name}, {set_name}",
+            )
+        ax.set_xlabel(f"budget ({key})")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("solved")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "solve_rate.png", dpi=100)
+    print(f"\nwritten: {out}/*.csv, {out / 'solve_rate.png'}")
+
+
+if __name__ == "__main__":
+    main()
