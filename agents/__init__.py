@@ -1,1 +1,13 @@
 """Learned agents, planner-backed experts, trajectory datasets and the benchmark."""
+
+from typing import Any
+
+
+def pretrained(name: str) -> Any:
+    """Load a pretrained agent shipped with the package (``agents.zoo.pretrained``).
+
+    ``agents.zoo.available()`` lists them; each has a model card (``agents.zoo.model_card``).
+    """
+    from agents.zoo import pretrained as load
+
+    return load(name)

@@ -45,6 +45,10 @@ from a sidecar JSON next to the model (``model.json`` or ``model.zip.json``: ``{
 move env). Maskable models get the env's action masks. Episodes take the policy's most likely
 action with one episode per level, and sample actions (seeded by ``--seed``) with more. A level
 larger than the model's frame gets status "does_not_fit".
+
+The policy-guided planners "lts" and "phs" (``planners.policy_search``) take their policy from
+``--policy MODEL``, a saved Push-env model (``agents.policy_search.model_policy``, loaded once
+per worker); a level larger than that model's frame gets status "does_not_fit" too.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ from agents.bench_report import (
     summary_rows,
 )
 from agents.models import LoadedAgent, load_agent
+from agents.zoo import resolve
 from soko_gym.execution import Backend, add_backend_options, run
 from soko_gym.levels import Level
 from soko_gym.levels.packs import indexed_levels, split_selection
@@ -101,6 +106,8 @@ class BenchConfig:
         levels: a level source (pack name, file or directory, with an optional ``:A-B``).
         planners: planner registry names (see ``planners.available()``).
         agents: paths of saved SB3 models (``.zip``) or RLlib checkpoint folders.
+        policy: a saved Push-env model (``.zip`` or ``pretrained:NAME``) guiding the
+            policy-guided planners "lts" and "phs"; required when they are listed.
         time_limit: seconds per level for each planner.
         episodes_per_level: agent episodes on each level.
         max_steps: agent step budget per episode (None: the env id's registered limit).
@@ -124,6 +131,7 @@ class BenchConfig:
     levels: str
     planners: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
+    policy: str | None = None
     time_limit: float = 10.0
     episodes_per_level: int = 1
     max_steps: int | None = None
@@ -147,20 +155,48 @@ _WARMUP_LEVEL = "#####\n#@$.#\n#####"
 
 
 @functools.cache
-def _warm_up_planner(name: str) -> None:
+def _policy_options(path: str) -> dict[str, Any]:
+    """Options of "lts"/"phs" guided by the model at ``path`` (loaded once per process)."""
+    from agents.models import load_model
+    from agents.policy_search import model_policy, push_frame
+
+    model = load_model(path)[0]
+    return {"policy": model_policy(model), **push_frame(model)}
+
+
+def _planner_options(name: str, policy: str | None) -> dict[str, Any]:
+    """Options a planner runs with in the benchmark: a policy for the policy-guided ones."""
+    from agents.policy_search import POLICY_PLANNERS
+
+    if name in POLICY_PLANNERS and policy is not None:
+        return _policy_options(policy)
+    return {}
+
+
+@functools.cache
+def _warm_up_planner(name: str, policy: str | None = None) -> None:
     """Solve a one-push level once per process, so compile and cache loading are not timed."""
     from planners import solve
 
-    solve(_WARMUP_LEVEL, planner=name)
+    solve(_WARMUP_LEVEL, planner=name, **_planner_options(name, policy))
 
 
-def _run_planner(time_limit: float, payload: tuple[str, str]) -> dict[str, Any]:
-    """One planner on one level, ``(planner name, XSB text)`` (a task); its CSV fields."""
+def _run_planner(time_limit: float, policy: str | None, payload: tuple[str, str]) -> dict[str, Any]:
+    """One planner on one level, ``(planner name, XSB text)`` (a task); its CSV fields.
+
+    ``policy`` is the model path guiding "lts" and "phs" (None when neither runs).
+    """
     from planners import SearchLimits, solve
 
     name, text = payload
-    _warm_up_planner(name)
-    res = solve(Level.from_xsb(text), planner=name, limits=SearchLimits(max_seconds=time_limit))
+    options = _planner_options(name, policy)
+    level = Level.from_xsb(text)
+    if "obs_size" in options:
+        height, width = options["obs_size"]
+        if level.height > height or level.width > width:
+            return {**_EMPTY_RESULT, "status": "does_not_fit", "lurd": ""}
+    _warm_up_planner(name, policy)
+    res = solve(level, planner=name, limits=SearchLimits(max_seconds=time_limit), **options)
     return {
         "solved": res.solved,
         "status": res.status,
@@ -187,7 +223,7 @@ def _planner_rows(
         if (name, number, 0) not in done
     ]
     backend = Backend(jobs=config.jobs, ray=config.ray)
-    task = functools.partial(_run_planner, config.time_limit)
+    task = functools.partial(_run_planner, config.time_limit, config.policy)
     with closing(run(task, tasks, backend, total=len(tasks))) as outcomes:
         for outcome in outcomes:
             name, number = outcome.key
@@ -345,6 +381,19 @@ def _check_config(config: BenchConfig) -> None:
         raise ValueError(f"unknown planner(s) {unknown}; available: {', '.join(known)}")
     if not config.planners and not config.agents:
         raise ValueError("nothing to run: give --planners and/or --agents")
+    from agents.policy_search import POLICY_PLANNERS
+
+    guided = [p for p in config.planners if p in POLICY_PLANNERS]
+    if guided and config.policy is None:
+        raise ValueError(
+            f"--planners {','.join(guided)} need --policy MODEL (a saved Push-env model)"
+        )
+    if config.policy is not None:
+        if not guided:
+            raise ValueError(f"--policy is only used by the planners {', '.join(POLICY_PLANNERS)}")
+        if not resolve(config.policy).exists():
+            raise ValueError(f"--policy model {config.policy} not found")
+        _policy_options(config.policy)  # not a Push-env model: ValueError now
     Backend(jobs=config.jobs, ray=config.ray)  # a bad --jobs or --ray: ValueError now
     if config.resume and config.overwrite:
         raise ValueError("--resume and --overwrite exclude each other")
@@ -361,7 +410,7 @@ def _check_config(config: BenchConfig) -> None:
     if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
         raise ValueError(f"--agent-env must be one of {ENV_IDS}, got {config.agent_env!r}")
     for path in config.agents:
-        if not Path(path).exists():  # a .zip, or an RLlib checkpoint folder
+        if not resolve(path).exists():  # a .zip, an RLlib checkpoint folder, pretrained:NAME
             raise ValueError(f"agent model {path} not found")
     if config.plot:
         require_matplotlib()
@@ -564,7 +613,16 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
     bench.add_argument(
         "--agents",
         default="",
-        help="comma-separated saved models (model.zip, or rllib-ppo's model/ folder, ...)",
+        help=(
+            "comma-separated saved models (model.zip, or rllib-ppo's model/ folder, ...) or "
+            "pretrained:NAME, an agent shipped with the package (agents.zoo.available())"
+        ),
+    )
+    bench.add_argument(
+        "--policy",
+        default=None,
+        metavar="MODEL",
+        help="saved Push-env model (model.zip or pretrained:NAME) guiding --planners lts,phs",
     )
     bench.add_argument(
         "--time-limit",
@@ -626,6 +684,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         levels=args.levels,
         planners=_names(args.planners),
         agents=_names(args.agents),
+        policy=args.policy,
         time_limit=args.time_limit,
         episodes_per_level=args.episodes_per_level,
         max_steps=args.max_steps,

@@ -76,7 +76,11 @@ def run_warmup(args: argparse.Namespace) -> int:
 
     for name in args.planner:
         get_planner(name)  # an unknown name: ValueError before any work
-    planners = available() if args.all else list(dict.fromkeys(args.planner))
+    from agents.policy_search import POLICY_PLANNERS
+
+    # lts and phs need a policy to run, and call only engine kernels (warmed below)
+    every = [name for name in available() if name not in POLICY_PLANNERS]
+    planners = every if args.all else list(dict.fromkeys(args.planner))
     groups: list[tuple[str, Callable[[], object]]] = [
         ("engine", warm_engine),
         ("envs (push, macro, move; single and vector)", _warm_envs),

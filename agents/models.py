@@ -112,7 +112,8 @@ def load_model(path: str | Path, *, require_meta: bool = False) -> tuple[Any, di
     """Load a saved SB3 model (or an RLlib checkpoint folder) on the CPU: ``(model, meta)``.
 
     Args:
-        path: the model's ``.zip``, or an RLlib checkpoint folder (``agents.rllib``).
+        path: the model's ``.zip``, an RLlib checkpoint folder (``agents.rllib``) or
+            ``pretrained:NAME``, an agent shipped with the package (``agents.zoo``).
         require_meta: refuse a model without soko-gym metadata naming its ``algo`` (one
             ``agents.train`` did not save); otherwise such a model loads with ``meta == {}``.
 
@@ -125,7 +126,9 @@ def load_model(path: str | Path, *, require_meta: bool = False) -> tuple[Any, di
         ValueError: a missing or unreadable model, or no metadata with ``require_meta``.
         ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
     """
-    path = Path(path)
+    from agents.zoo import resolve
+
+    path = resolve(path)  # "pretrained:NAME": a shipped agent (agents.zoo)
     if path.is_dir():
         from agents.rllib import load_policy
 

@@ -39,6 +39,8 @@ PLANNERS: dict[str, str] = {
     "packing-order": "planners.packing:PackingOrderPlanner",
     "reverse-packing-order": "planners.packing:ReversePackingOrderPlanner",
     "fess": "planners.fess.search:FessPlanner",
+    "lts": "planners.policy_search:LevinTreeSearch",  # policy= required
+    "phs": "planners.policy_search:PolicyHeuristicSearch",  # policy= required
 }
 
 

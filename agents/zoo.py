@@ -1,0 +1,67 @@
+"""Pretrained agents shipped with the package: ``agents.pretrained("boxoban-push")``.
+
+Each agent is a folder under ``agents/pretrained_models/``: ``model.zip`` (an SB3 model saved
+by ``soko train``), its ``model.json`` sidecar (env id, env arguments, training command) and
+``MODEL_CARD.md`` (data, command, training time, solve rates). Anywhere a model path is taken
+(``soko bench --agents``, ``agents.models.load_model``), ``pretrained:NAME`` names one of them,
+so an agent can be benchmarked against the planners without training anything.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+PREFIX = "pretrained:"
+_FOLDER = "pretrained_models"
+
+
+def _root() -> Path:
+    return Path(str(resources.files("agents").joinpath(_FOLDER)))
+
+
+def available() -> list[str]:
+    """Names of the shipped agents, sorted."""
+    root = _root()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "model.zip").is_file())
+
+
+def model_path(name: str) -> Path:
+    """The ``model.zip`` of shipped agent ``name`` (with or without ``pretrained:``).
+
+    Raises:
+        ValueError: naming the agent and the ones shipped, for an unknown name.
+    """
+    bare = name[len(PREFIX) :] if name.startswith(PREFIX) else name
+    if bare not in available():
+        raise ValueError(f"no pretrained agent {bare!r}; shipped: {', '.join(available())}")
+    return _root() / bare / "model.zip"
+
+
+def model_card(name: str) -> str:
+    """The model card (markdown) of shipped agent ``name``."""
+    return (model_path(name).parent / "MODEL_CARD.md").read_text(encoding="utf-8")
+
+
+def resolve(path: str | Path) -> Path:
+    """``path`` itself, or the shipped model a ``pretrained:NAME`` string names."""
+    if isinstance(path, str) and path.startswith(PREFIX):
+        return model_path(path)
+    return Path(path)
+
+
+def pretrained(name: str) -> Any:
+    """Load shipped agent ``name`` with the env it plays in (``agents.models.LoadedAgent``).
+
+    Needs only the ``rl`` extra (stable-baselines3, sb3-contrib and torch).
+
+    Example:
+        >>> agent = pretrained("boxoban-push")  # doctest: +SKIP
+        >>> env = gym.make(agent.env_id, levels="boxoban-unfiltered-test", **agent.env_kwargs)
+    """
+    from agents.models import load_agent
+
+    return load_agent(model_path(name))
