@@ -106,7 +106,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[tuple[str, str], list[dict[str, int]]] = {}
-    print(f"**Machine:** {machine_line()}\n")
+    print(f"{machine_line()}\n")
     print("| agent | env | set | levels | Push protocol: solved in <= 120 pushes | "
           "Boxoban protocol: solved in <= 120 steps |")  # fmt: skip
     print("|---|---|---|---:|---:|---:|")

@@ -65,7 +65,7 @@ def main() -> None:
         ],
     }
     data = {name: [level_stats(lv) for lv in levels] for name, levels in sources.items()}
-    print(f"**Machine:** {machine_line()}\n")
+    print(f"{machine_line()}\n")
     print("| statistic | source | levels | mean | median | min | max |")
     print("|---|---|---:|---:|---:|---:|---:|")
     columns: dict[str, dict[str, list[int]]] = {}
