@@ -1,0 +1,66 @@
+"""The pretrained agents shipped with the package: they load, act and document themselves."""
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents  # noqa: E402
+from agents import zoo  # noqa: E402
+from soko_gym.cli import main  # noqa: E402
+
+SHIPPED = zoo.available()
+
+
+def test_available__ships_a_boxoban_push_agent():
+    assert "boxoban-push" in SHIPPED
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_pretrained__acts_legally_in_its_env(name):
+    agent = agents.pretrained(name)
+    env = gym.make(agent.env_id, levels="boxoban-unfiltered-test:1-3", **agent.env_kwargs)
+    obs, info = env.reset(seed=0)
+    for _ in range(5):
+        mask = info["action_mask"]
+        action, _ = agent.model.predict(obs, deterministic=True, action_masks=mask)
+        assert mask[int(action)]
+        obs, _, term, trunc, info = env.step(int(action))
+        if term or trunc:
+            break
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_model_card__names_its_data_command_time_and_solve_rates(name):
+    card = zoo.model_card(name)
+    for heading in ("## Data", "## Command", "## Training time", "## Solve rates"):
+        assert heading in card
+    assert "soko train" in card
+    assert "%" in card.split("## Solve rates")[1]
+
+
+def test_pretrained__loads_without_the_extras_beyond_rl():
+    code = (
+        "import sys, agents; agents.pretrained('boxoban-push'); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'ray', 'minari', 'matplotlib', 'pygame', 'moviepy'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_pretrained__unknown_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="no pretrained agent 'nope'; shipped: .*boxoban-push"):
+        agents.pretrained("nope")
+
+
+def test_bench__takes_a_pretrained_agent(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", "boxoban-unfiltered-test:1-2", "--out", str(out)]
+    assert main([*argv, "--agents", "pretrained:boxoban-push"]) in (0, 1)
+    rows = (out / "results.csv").read_text().splitlines()
+    assert len(rows) == 3 and all("pretrained:boxoban-push" in r for r in rows[1:])
