@@ -334,7 +334,7 @@ def _agent_rows(
     done: set[tuple[str, int, int]],
 ) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
     """(agent path, env id, level number, episode, result) for every agent, level, episode."""
-    from soko_gym.envs.observation import level_fits
+    from soko_gym.levels.frame import level_fits
 
     deterministic = config.episodes_per_level == 1
     for path, agent in zip(config.agents, agents, strict=True):

@@ -41,11 +41,9 @@ import numpy as np
 from planners.base import Outcome, Planner, Push
 from planners.limits import SearchLimits
 from soko_gym.engine.actions import square_push_parts
-from soko_gym.engine.board import Board, build_board
+from soko_gym.engine.board import Board
 from soko_gym.engine.constants import (
     BOX_AT_DTYPE,
-    DEAD,
-    DRAWN_WALL,
     GOAL,
     MAX_SIDE,
     N_PLANES,
@@ -56,6 +54,7 @@ from soko_gym.engine.lowerbound import INFINITE_BOUND, matching_bound_full, new_
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.engine.step import push_mask, write_planes
 from soko_gym.levels import Level
+from soko_gym.levels.frame import frame
 
 Policy = Callable[[np.ndarray, np.ndarray], Any]
 Position = tuple[tuple[int, ...], int]  # (sorted box squares in the frame, player square)
@@ -136,21 +135,12 @@ class PushSpace:
         self.n_cells = height * width
         self.n_planes = N_PLANES + int(dead_plane)
         self.n_actions = 4 * self.n_cells
-        self.r0, self.c0 = (height - level.height) // 2, (width - level.width) // 2
-        r0, c0, h, w = self.r0, self.c0, level.height, level.width
-        grid = level.grid
-        drawn = np.zeros(self.size, dtype=bool)
-        drawn[r0 : r0 + h, c0 : c0 + w] = grid == "#"
-        goals = np.zeros(self.size, dtype=bool)
-        goals[r0 : r0 + h, c0 : c0 + w] = np.isin(grid, [".", "*", "+"])
-        boxes = [(r + r0) * width + c + c0 for r, c in level.boxes]
-        pr, pc = level.player
-        player = (pr + r0) * width + pc + c0
-        self.board: Board = build_board(drawn, goals, boxes, player)
-        cells = self.board.cells.copy()
-        cells[self.board.dead != 0] |= DEAD
-        cells[drawn.ravel()] |= DRAWN_WALL
-        self.cells = cells  # the env's table cells: engine flags plus DEAD and DRAWN_WALL
+        framed = frame(level, self.size)  # the envs' own framing
+        self.r0, self.c0 = framed.r0, framed.c0
+        self.board: Board = framed.board
+        self.cells = framed.cells  # the env's table cells: engine flags plus DEAD and DRAWN_WALL
+        boxes = [int(b) for b in framed.board.start_boxes]
+        player = framed.player
         self.start: Position = (tuple(sorted(boxes)), int(player))
         self._stamps = new_stamps(self.board.cells)
         self._stack = np.empty(self.n_cells, dtype=SQUARE_DTYPE)

@@ -11,55 +11,14 @@ from collections.abc import Sequence
 import numpy as np
 from gymnasium import spaces
 
-from soko_gym.engine.board import build_board
 from soko_gym.engine.constants import (
     CELL_DTYPE,
-    DEAD,
-    DRAWN_WALL,
     N_PLANES,
     SQUARE_DTYPE,
 )
 from soko_gym.engine.step import EnvTables, env_tables
 from soko_gym.levels import Level
-
-
-def level_fits(level: Level, size: tuple[int, int]) -> bool:
-    """True when ``level`` fits in a frame of ``size = (height, width)``."""
-    return level.height <= size[0] and level.width <= size[1]
-
-
-def frame_level(
-    level: Level, size: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Place ``level`` centred in a frame of ``size = (height, width)``.
-
-    Returns:
-        (cells uint8[H*W] with engine flags plus DEAD and DRAWN_WALL, dead uint8[H*W],
-        box squares int32[n_boxes], player square).
-
-    Raises:
-        ValueError: when the level does not fit in the frame.
-    """
-    height, width = size
-    h, w = level.height, level.width
-    if h > height or w > width:
-        name = f"level {level.title!r}" if level.title else "a level"
-        raise ValueError(f"obs_size {size} is too small: {name} is {h}x{w} (rows x cols)")
-    r0, c0 = (height - h) // 2, (width - w) // 2
-    grid = level.grid
-    drawn = np.zeros((height, width), dtype=bool)
-    drawn[r0 : r0 + h, c0 : c0 + w] = grid == "#"
-    goals = np.zeros((height, width), dtype=bool)
-    goals[r0 : r0 + h, c0 : c0 + w] = np.isin(grid, [".", "*", "+"])
-    boxes = [(r + r0) * width + c + c0 for r, c in level.boxes]
-    pr, pc = level.player
-    player = (pr + r0) * width + pc + c0
-    # padding is not wall, so build_board's outside fill also reaches the level's own outside
-    board = build_board(drawn, goals, boxes, player)
-    cells = board.cells.copy()
-    cells[board.dead != 0] |= DEAD
-    cells[drawn.ravel()] |= DRAWN_WALL
-    return cells, board.dead.copy(), board.start_boxes.copy(), int(player)
+from soko_gym.levels.frame import frame_level
 
 
 class LevelTable:

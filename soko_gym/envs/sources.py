@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from soko_gym.envs.observation import LevelTable, level_fits
+from soko_gym.envs.observation import LevelTable
 from soko_gym.levels import Level
+from soko_gym.levels.frame import level_fits
 from soko_gym.levels.spec import generated_source, load_sources
 
 LEVEL_ORDERS = ("random", "sequential")
