@@ -339,6 +339,9 @@ def count_hotspots(box_pos, floor_index, hot, out):
     return n_hot
 
 
+UNORDERED = -2  # plan_src of every step of an unordered plan (``count_packed``)
+
+
 @njit(cache=True, nogil=True)
 def count_packed(box_at, plan_src, plan_dst):
     """Steps of a packing plan that the boxes already realise (the packed boxes feature).
@@ -353,8 +356,15 @@ def count_packed(box_at, plan_src, plan_dst):
         plan_dst: int32[n_steps] square a step fills: a target, or a parking square.
 
     Returns:
-        Number of plan steps realised (0 to n_steps).
+        Number of plan steps realised (0 to n_steps). A plan whose sources are all
+        ``UNORDERED`` has no order: the result is the number of its squares holding a box.
     """
+    if plan_src.shape[0] > 0 and plan_src[0] == UNORDERED:
+        filled = 0
+        for k in range(plan_dst.shape[0]):
+            if box_at[plan_dst[k]] >= 0:
+                filled += 1
+        return filled
     missing = 0
     best = 0
     for k in range(plan_dst.shape[0]):

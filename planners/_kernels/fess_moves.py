@@ -1037,7 +1037,7 @@ def new_room_scratch(n_cells: int, budget: int, max_boxes: int = 10) -> RoomScra
 
 
 @njit(cache=True, nogil=True)
-def room_deadlock(tables, sc, rs, box_at, area, area_squares, player):
+def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
     """Room deadlock detection (FESS paper, appendix), by a bounded push search.
 
     Only the boxes on the room's *area* (the room and the corridor squares next to it) stay on
@@ -1052,6 +1052,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player):
         box_at: int16[n_cells] the full position (unchanged).
         area: uint8[n_cells] 1 on the area's squares; area_squares: int32[n_area] the same.
         player: the player's square (int64).
+        limit: most positions this search stores (int64; at most the scratch's budget).
 
     Returns:
         ROOM_DEADLOCK, ROOM_OPEN or ROOM_UNKNOWN.
@@ -1072,7 +1073,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player):
     sub_pushes = rs.pushes
     used = rs.used
     max_boxes = sub_nodes.shape[1] - 1
-    budget = sub_nodes.shape[0]
+    budget = min(sub_nodes.shape[0], limit)
     cap_mask = table_key.shape[0] - 1
     m = 0
     off_goal = 0

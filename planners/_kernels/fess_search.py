@@ -48,6 +48,7 @@ from planners._kernels.fess_moves import (
     M_ROOMS,
     M_SRC,
     ROOM_DEADLOCK,
+    ROOM_UNKNOWN,
     keep_first_pushes,
     push_moves,
     retrograde_deadlock,
@@ -79,7 +80,9 @@ O_PI_CORRALS = 5
 O_ROOM_AXIS = 6
 O_SEEDED = 7
 O_NODE_LIMIT = 8  # most nodes, -1 for none
-N_OPTS = 9
+O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
+N_OPTS = 10
+ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # FessTree.ctr
 C_NODES = 0
@@ -139,6 +142,7 @@ FessScratch = namedtuple(
         "memo_info",  # int64[cap] room * 2^32 + normalized player
         "memo_status",  # int8[cap] the answer, -1 for an empty slot
         "rng",  # uint64[1] xorshift state of the seeded tie-breaks
+        "room_budget",  # int64[n_rooms] each room's current search budget (O_ADAPTIVE)
     ],
 )
 
@@ -420,7 +424,11 @@ def _room_test(t, sc, w, learned, player, dst):
     s = _slot(h ^ np.uint64(info * 0x94D049BB133111EB), w.memo_hash.shape[0] - 1)
     if w.memo_status[s] >= 0 and w.memo_hash[s] == h and w.memo_info[s] == info:
         return w.memo_status[s] == ROOM_DEADLOCK
-    status = room_deadlock(mt, sc, w.room, w.box_at, t.room_area[room], squares, player)
+    limit = w.room_budget[room]
+    status = room_deadlock(mt, sc, w.room, w.box_at, t.room_area[room], squares, player, limit)
+    if t.opts[O_ADAPTIVE]:
+        w.room_budget[room] = _adapt(limit, status == ROOM_UNKNOWN, status == ROOM_DEADLOCK,
+                                     np.int64(w.room.nodes.shape[0]))  # fmt: skip
     w.memo_hash[s] = h
     w.memo_info[s] = info
     w.memo_status[s] = status
@@ -432,6 +440,25 @@ def _room_test(t, sc, w, learned, player, dst):
                 n += 1
         learned_add(learned, w.proof, np.int64(n), np.int64(norm))
     return status == ROOM_DEADLOCK
+
+
+@njit(cache=True, nogil=True)
+def _adapt(budget, ran_out, proved, cap):
+    """The next budget of a bounded deadlock search after one that ``ran_out`` or ``proved``.
+
+    A search that runs out of positions proved nothing for its cost: the next one gets half
+    the budget (not below ``ADAPT_MIN``); one that proves a deadlock doubles it (up to
+    ``cap``). Where the searches pay, they stay deep; where they only burn positions (a room
+    holding its own targets, as in most Microban levels, whose search must pack every box to
+    end), they become cheap. Only fewer proofs can follow, never a wrong one. Used for the
+    room searches, per room; the corral searches keep their budget (adapting theirs lost
+    XSokoban 75, whose corral proofs need the deep searches).
+    """
+    if ran_out:
+        return max(np.int64(ADAPT_MIN), budget // 2)
+    if proved:
+        return min(cap, budget * 2)
+    return budget
 
 
 @njit(cache=True, nogil=True, inline="always")

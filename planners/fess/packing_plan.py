@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planners._kernels.fess import count_regions, pull_closure
+from planners._kernels.fess import UNORDERED, count_regions, pull_closure
 from planners._kernels.fess_moves import (
     N_PULL_COLS,
     P_BOX,
@@ -180,6 +180,33 @@ def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tupl
     return out
 
 
+def unordered_plan(board: Board) -> PackingPlan:
+    """The plan "every target, in any order": packed boxes = boxes on targets.
+
+    The paper's reading of packed boxes for simple levels. For levels whose targets lie in open
+    rooms (no sink room, no parking), where an order from the backward search is one guess among
+    many and a box on a target out of that order would count for nothing. The basin is every
+    target's.
+    """
+    t0 = time.perf_counter()
+    basins = target_basins(board)
+    if basins.size:
+        basin = basins.max(axis=0).astype(np.uint8)
+    else:
+        basin = np.zeros(board.n_cells, dtype=np.uint8)
+    n = board.goals.shape[0]
+    return PackingPlan(
+        src=np.full(n, UNORDERED, dtype=SQUARE_DTYPE),
+        dst=board.goals.astype(SQUARE_DTYPE),
+        basin=basin,
+        sink=np.zeros(board.n_cells, dtype=np.uint8),
+        sink_room=-1,
+        complete=True,
+        nodes=0,
+        seconds=time.perf_counter() - t0,
+    )
+
+
 class _PullNode:
     __slots__ = (
         "box_pos",
@@ -218,6 +245,7 @@ def compute_packing_plan(
     max_seconds: float | None = 10.0,
     use_sink: bool = True,
     max_sinks: int = 4,
+    sinkless: str = "ordered",
 ) -> PackingPlan:
     """Run the packing-plan search (module docstring) and return the plan.
 
@@ -240,7 +268,11 @@ def compute_packing_plan(
         max_seconds: time budget of the whole computation (None: no limit).
         use_sink: False plans without a sink room (see above).
         max_sinks: most sink rooms tried (1: the paper's choice only).
+        sinkless: the plan of a level without a sink room: "ordered" (the targets in the order
+            the backward search vacates them) or "unordered" (``unordered_plan``).
     """
+    if sinkless not in ("ordered", "unordered"):
+        raise ValueError(f"sinkless must be 'ordered' or 'unordered', got {sinkless!r}")
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
     if max_sinks < 1:
@@ -250,6 +282,8 @@ def compute_packing_plan(
     rooms = rooms if rooms is not None else analyze_rooms(board)
     basins = target_basins(board)
     candidates = sink_candidates(board, rooms, basins)[:max_sinks] if use_sink else []
+    if not candidates and sinkless == "unordered":
+        return unordered_plan(board)
     near = walk_distance_from(board, board.goals)
     near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
     start_box = np.zeros(board.n_cells, dtype=np.uint8)

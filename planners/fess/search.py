@@ -75,6 +75,7 @@ from planners._kernels.fess_search import (
     N_CTR,
     N_KEEP,
     N_OPTS,
+    O_ADAPTIVE,
     O_CORRALS,
     O_FROZEN,
     O_LEARNED,
@@ -101,7 +102,12 @@ from planners.base import Outcome, Planner, Push
 from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
 from planners.fess.learned import LearnedPatterns
-from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
+from planners.fess.packing_plan import (
+    PackingPlan,
+    compute_packing_plan,
+    unordered_plan,
+    walk_distance_from,
+)
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
@@ -122,6 +128,7 @@ DEADLOCK_NAMES = {
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
 }
+PLANS = ("sink", "targets", "unordered")
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
 _FIRST_MOVES = 1 << 16  # first capacity of the move pool
@@ -199,14 +206,24 @@ class FessPlanner(Planner):
             searches the 3-D space (out of plan, packed, connectivity), room connectivity
             still ranking moves.
         plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
-            squares included) or "targets" (no sink: the targets in the order the backward
-            search vacates them, every target's basin; for levels the sink plan misleads).
+            squares included), "targets" (no sink: the targets in the order the backward
+            search vacates them, every target's basin; for levels the sink plan misleads) or
+            "unordered" (every target in any order: packed boxes are the boxes on targets,
+            the paper's reading for simple levels).
         deadlock_budget: most positions each room or corral deadlock search stores (a power
             of two); a search that runs out proves nothing.
+        adaptive_budget: each room's deadlock search halves its budget after a search that
+            ran out and doubles it (up to ``deadlock_budget``) after one that proved a
+            deadlock, so searches that only burn positions become cheap (Microban levels
+            whose rooms hold their own targets spent 70-90% of the time there); False keeps
+            ``deadlock_budget`` throughout. Corral searches always keep it.
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
             boxes on the board (1: the paper's choice only).
+        sinkless: with plan "sink", the plan of a level that has no sink room (targets in
+            open rooms, as in most Microban levels): "ordered" (as plan "targets") or
+            "unordered" (as plan "unordered").
         learned: store what each room or corral deadlock proof proved as a pattern and test
             every new position against the patterns (``planners.fess.learned``).
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
@@ -232,6 +249,8 @@ class FessPlanner(Planner):
         plan_nodes: int = 3000,
         plan_seconds: float = 5.0,
         plan_sinks: int = 4,
+        sinkless: str = "ordered",
+        adaptive_budget: bool = True,
         learned: bool = True,
         seed: int | None = None,
     ) -> None:
@@ -244,8 +263,8 @@ class FessPlanner(Planner):
         unknown = [a for a in names if a not in ADVISORS]
         if unknown:
             raise ValueError(f"unknown advisors {unknown}; known: {', '.join(ADVISORS)}")
-        if plan not in ("sink", "targets"):
-            raise ValueError(f"plan must be 'sink' or 'targets', got {plan!r}")
+        if plan not in PLANS:
+            raise ValueError(f"plan must be one of {', '.join(PLANS)}, got {plan!r}")
         if (
             isinstance(deadlock_budget, bool)
             or not isinstance(deadlock_budget, int)
@@ -257,6 +276,8 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
+        if sinkless not in ("ordered", "unordered"):
+            raise ValueError(f"sinkless must be 'ordered' or 'unordered', got {sinkless!r}")
         if isinstance(plan_sinks, bool) or not isinstance(plan_sinks, int) or plan_sinks < 1:
             raise ValueError(f"plan_sinks must be a positive integer, got {plan_sinks!r}")
         self.advisor_weight = advisor_weight
@@ -273,6 +294,8 @@ class FessPlanner(Planner):
         self.plan_nodes = plan_nodes
         self.plan_seconds = plan_seconds
         self.plan_sinks = plan_sinks
+        self.sinkless = sinkless
+        self.adaptive_budget = adaptive_budget
         self.learned = learned
         self.seed = seed
         # set by a portfolio (planners.portfolio): polled during the search, True stops it
@@ -283,11 +306,13 @@ class FessPlanner(Planner):
         """Worker options of a FESS portfolio (``planners.portfolio``).
 
         Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
-        the paper's alternative) with seeded tie-breaking and the paper's sink room even when
+        the paper's alternative) with seeded tie-breaking, the paper's sink room even when
         its packing plan is incomplete (worker 0 tries further sink rooms then: a complete
-        plan is usually the better guide, not always); further workers alternate the two
+        plan is usually the better guide, not always) and, on a level without a sink room,
+        the unordered plan (worker 0 fills the targets in the backward search's order: each
+        solves Microban IV levels the other does not); further workers alternate the two
         configurations, each worker with its own seed (the caller's seed plus its index). A
-        ``room_axis`` or ``plan_sinks`` the caller set holds for every worker.
+        ``room_axis``, ``plan_sinks`` or ``sinkless`` the caller set holds for every worker.
         """
         out = [dict(options)]
         seed = options.get("seed") or 0
@@ -295,7 +320,11 @@ class FessPlanner(Planner):
             odd = i % 2 == 1
             room_axis = options.get("room_axis", not odd)
             sinks = options.get("plan_sinks", 1 if odd else 4)
-            out.append({**options, "room_axis": room_axis, "plan_sinks": sinks, "seed": seed + i})
+            sinkless = options.get("sinkless", "unordered" if odd else "ordered")
+            out.append(
+                {**options, "room_axis": room_axis, "plan_sinks": sinks, "sinkless": sinkless,
+                 "seed": seed + i}
+            )  # fmt: skip
         return out
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
@@ -318,14 +347,19 @@ class _FessRun:
         plan_deadline = cfg.plan_seconds
         if deadline is not None:
             plan_deadline = min(plan_deadline, max(0.05, 0.2 * (deadline - t0)))
-        self.plan: PackingPlan = compute_packing_plan(
-            board,
-            self.rooms,
-            max_nodes=cfg.plan_nodes,
-            max_seconds=plan_deadline,
-            use_sink=cfg.plan == "sink",
-            max_sinks=cfg.plan_sinks,
-        )
+        self.plan: PackingPlan
+        if cfg.plan == "unordered":
+            self.plan = unordered_plan(board)
+        else:
+            self.plan = compute_packing_plan(
+                board,
+                self.rooms,
+                max_nodes=cfg.plan_nodes,
+                max_seconds=plan_deadline,
+                use_sink=cfg.plan == "sink",
+                max_sinks=cfg.plan_sinks,
+                sinkless=cfg.sinkless,
+            )
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
         self.stats.plan_complete = self.plan.complete
@@ -373,6 +407,7 @@ class _FessRun:
         opts[O_ROOM_AXIS] = cfg.room_axis
         opts[O_SEEDED] = cfg.seed is not None
         opts[O_NODE_LIMIT] = -1 if limits.max_nodes is None else limits.max_nodes
+        opts[O_ADAPTIVE] = cfg.adaptive_budget
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
@@ -399,6 +434,7 @@ class _FessRun:
             memo_status=np.full(_MEMO_SIZE, -1, dtype=np.int8),
             rng=np.array([(seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % 2**64 or 1],
                          dtype=np.uint64),
+            room_budget=np.full(max(1, self.rooms.n_rooms), budget, dtype=np.int64),
         )  # fmt: skip
         self.corrals = new_corral_tables(board, budget, memo=_MEMO_SIZE)
         self.frozen = new_frozen_tables(board)

@@ -39,8 +39,14 @@ def test_fess_portfolio_options_keep_the_callers_options():
     assert [c["seed"] for c in configs] == [7, 8, 9]  # no two workers search alike
     assert configs[1]["room_axis"] is False  # the other feature space
     assert configs[1]["plan_sinks"] == 1 and configs[2]["plan_sinks"] == 4  # the other plan
-    fixed = FessPlanner.portfolio_options(3, {"room_axis": False, "plan_sinks": 2})
-    assert all(c["room_axis"] is False and c["plan_sinks"] == 2 for c in fixed)
+    assert configs[1]["sinkless"] == "unordered" and configs[2]["sinkless"] == "ordered"
+    fixed = FessPlanner.portfolio_options(
+        3, {"room_axis": False, "plan_sinks": 2, "sinkless": "ordered"}
+    )
+    assert all(
+        c["room_axis"] is False and c["plan_sinks"] == 2 and c["sinkless"] == "ordered"
+        for c in fixed
+    )
     assert len({c["seed"] for c in fixed[1:]}) == 2
     for config in configs:
         FessPlanner(**config)  # every configuration is a valid planner

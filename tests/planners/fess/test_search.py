@@ -106,6 +106,9 @@ def test_weights_and_advisors_are_options():
     "options",
     [
         {"plan": "targets"},
+        {"plan": "unordered"},
+        {"sinkless": "unordered"},
+        {"adaptive_budget": False},
         {"room_axis": False},
         {"deadlock_budget": 256},
         {"plan_sinks": 1},
@@ -192,6 +195,96 @@ def test_packing_plan_without_a_sink_room_orders_the_targets_only():
     assert plan.sink_room == -1
     assert (plan.src == -1).all()
     assert sorted(plan.dst.tolist()) == sorted(level.board.goals.tolist())
+
+
+def test_adaptive_budget_halves_after_a_search_that_ran_out_and_doubles_after_a_proof():
+    from planners._kernels.fess_search import ADAPT_MIN, _adapt
+
+    i = np.int64
+    assert _adapt(i(1024), True, False, i(1024)) == 512
+    assert _adapt(i(ADAPT_MIN), True, False, i(1024)) == ADAPT_MIN  # never below the floor
+    assert _adapt(i(256), False, True, i(1024)) == 512
+    assert _adapt(i(1024), False, True, i(1024)) == 1024  # never above the scratch
+    assert _adapt(i(256), False, False, i(1024)) == 256  # an open room or corral: unchanged
+
+
+@pytest.mark.parametrize("adaptive", [True, False])
+def test_room_searches_that_only_run_out_get_cheaper_when_adaptive(adaptive):
+    # Microban IV 86: one room holding its own targets; its room search must pack every box
+    # to end, so at 1,024 positions it mostly runs out and proves nothing
+    level = load_levels("microban4:86")[0]
+    run = _FessRun(
+        FessPlanner(adaptive_budget=adaptive), level.board, SearchLimits(max_nodes=2000), None
+    )
+    run.run()
+    budgets = run.work.room_budget
+    if adaptive:
+        assert budgets.min() < 1024
+    else:
+        assert (budgets == 1024).all()
+
+
+def test_unordered_plan_counts_boxes_on_targets_in_any_order():
+    from planners._kernels.fess import count_packed
+    from planners.fess.packing_plan import unordered_plan
+
+    level = load_levels("microban:1")[0]
+    board = level.board
+    plan = unordered_plan(board)
+    assert sorted(plan.dst.tolist()) == sorted(board.goals.tolist())
+    ordered = compute_packing_plan(board)
+    box_at = np.full(board.n_cells, -1, dtype=np.int16)
+    # one box on the target the ordered plan fills last: packed for the unordered plan only
+    box_at[ordered.dst[-1]] = 0
+    assert count_packed(box_at, plan.src, plan.dst) == 1
+    assert count_packed(box_at, ordered.src, ordered.dst) == 0
+    box_at[board.goals] = np.arange(board.goals.shape[0])
+    assert count_packed(box_at, plan.src, plan.dst) == board.goals.shape[0]
+
+
+@pytest.mark.parametrize(
+    "selection, options",
+    [("microban4:71", {}), ("microban4:71", {"plan": "unordered"}), ("microban3:43", {})],
+)
+def test_every_push_of_a_known_solution_survives_the_move_generator(selection, options):
+    # soundness of what the move generator drops (dead squares, freeze, 4x4 patterns, the
+    # bipartite test, learned patterns, PI-corral pruning): after a search has learned its
+    # patterns, each position of another planner's solution still gets the move to the next
+    # one, and no node-level test calls any of them dead
+    from planners._kernels.fess_moves import M_DST, M_NORM, M_SRC
+    from soko_gym.engine.reach import new_stamps, reach_player
+
+    level = load_levels(selection)[0]
+    board = level.board
+    known = planners.solve(level, "greedy", SearchLimits(max_seconds=30))
+    assert known.solved
+    run = _FessRun(FessPlanner(**options), board, SearchLimits(max_nodes=3000), None)
+    run.run()
+    if selection == "microban4:71":  # the search there learns patterns: they are tested too
+        assert len(run.learned) > 0
+    stamps = new_stamps(board.cells)
+    stack = np.zeros(board.n_cells, dtype=np.int32)
+    state = verify(level, "").state
+    pos, player = state.box_pos.astype(np.int32).copy(), int(state.player)
+    checked = 0
+    for i, ch in enumerate(known.lurd):
+        if not ch.isupper():
+            continue
+        after = verify(level, known.lurd[: i + 1]).state
+        nxt = after.box_pos.astype(np.int32).copy()
+        (box,) = np.flatnonzero(nxt != pos)
+        box_at = np.full(board.n_cells, -1, dtype=np.int16)
+        box_at[nxt] = np.arange(nxt.shape[0])
+        _, norm = reach_player(box_at, board.offsets, int(after.player), stamps, stack)
+        moves = run.node_moves(pos, player).full
+        hit = moves[:, M_SRC] == pos[box]
+        hit &= (moves[:, M_DST] == nxt[box]) & (moves[:, M_NORM] == norm)
+        assert hit.any(), (selection, i, board.row_col(pos[box]), board.row_col(nxt[box]))
+        run._load(nxt)
+        assert run._node_deadlock(nxt, int(after.player), int(nxt[box])) == -1, (selection, i)
+        pos, player = nxt, int(after.player)
+        checked += 1
+    assert checked == known.pushes
 
 
 @pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:13", "microban:10"])
