@@ -19,9 +19,16 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
   to be made small. One advisor: pull a box off a target as far as possible, provided
   connectivity does not worsen and the box ends on a square where a forward push can leave a
   movable box (not a dead square, not frozen off target) or on a square holding a box in the
-  initial position. Ties go to the larger distance score.
-- *Plan* (with a sink room): the search's best position (fewest boxes on the board, then
-  fewest on targets, then the largest distance score) and the pulls leading to it, reversed.
+  initial position. Ties go to the larger distance score. A pull never ends on a square no box
+  of the initial position can be pushed to (``push_reachable``): the reversed plan would ask
+  for a box there, and a box pulled into such a pocket could never leave it in a plan either
+  (XSokoban 14 lost its plan to one).
+- *Plan* (with a sink room): the search's best position (fewest boxes *held*: left on the
+  board off the squares boxes start on; then fewest boxes on the board, fewest on targets, the
+  largest distance score) and the pulls leading to it, reversed. A box left on a start square
+  is the paper's parking "on a square holding a box in the initial position": the start
+  itself realises that step, so a plan holding only such boxes is complete (XSokoban 14's
+  upper room; before, a box pulled down a corridor ranked above it and was a step to make).
   Boxes the best position still holds come first (parked or packed where they are); then each
   pull, reversed, becomes a step filling the square the pull started from. A box that was not
   pulled into the sink comes from the square the pull ended on (a parking square), otherwise
@@ -75,9 +82,12 @@ class PackingPlan:
         basin: uint8[n_cells] 1 on the sink basin's squares (the out-of-plan feature's basin).
         sink: uint8[n_cells] 1 on the sink room's squares; all 0 without a sink room.
         sink_room: index of the sink room in ``Rooms``, -1 without one.
-        complete: True when the backward search pulled every box into the sink room.
+        complete: True when every box the backward search did not pull into the sink room
+            stands on a square a box starts on (with a sink room only).
         nodes: positions the backward search stored.
         seconds: time the computation took.
+        left: boxes the plan's backward position still holds on the board (parked or packed
+            where they stand; 0: every box came through the sink room).
     """
 
     src: np.ndarray
@@ -88,6 +98,7 @@ class PackingPlan:
     complete: bool
     nodes: int
     seconds: float
+    left: int = 0
 
     @property
     def n_steps(self) -> int:
@@ -142,6 +153,30 @@ def target_basins(board: Board) -> np.ndarray:
         box_at[goal] = 0
         out[g] = seen.reshape(n, 4).any(axis=1)
     return out
+
+
+def push_reachable(board: Board) -> np.ndarray:
+    """bool[n_cells]: squares some box of the initial position could be pushed to, alone.
+
+    Player access is relaxed (a push needs only floor behind the box), so the set is a superset
+    of the truth: a square outside it can hold a box in no position reachable from the start.
+    """
+    cells = board.cells
+    offsets = board.offsets.tolist()
+    ok = np.zeros(board.n_cells, dtype=bool)
+    stack = board.start_boxes.tolist()
+    ok[stack] = True
+    while stack:
+        sq = stack.pop()
+        for d in offsets:
+            ahead = sq + d
+            if ok[ahead] or not (cells[ahead] & FLOOR) or not (cells[sq - d] & FLOOR):
+                continue
+            if board.dead[ahead]:
+                continue
+            ok[ahead] = True
+            stack.append(ahead)
+    return ok
 
 
 def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
@@ -221,6 +256,7 @@ class _PullNode:
         "order",
         "next",
         "key",
+        "held",
     )
 
     def __init__(self, box_pos, on_board, player, parent, move, weight, key):
@@ -236,6 +272,7 @@ class _PullNode:
         self.wts = None  # int64[k] their weights
         self.order = None  # move indices, best first
         self.next = 0
+        self.held = 0  # boxes on the board off the squares boxes start on
 
 
 def compute_packing_plan(
@@ -251,8 +288,9 @@ def compute_packing_plan(
 
     The paper's sink room comes first; when its search ends with boxes still on the board, the
     next candidates (``sink_candidates``) are tried, up to ``max_sinks`` rooms, each with the
-    full node budget and all within ``max_seconds``. The first complete plan is taken, else
-    the one that removed the most boxes (the earliest candidate on a tie). The sink
+    full node budget and all within ``max_seconds``. The first plan that empties the board is
+    taken, else the one holding the fewest boxes off start squares, then the fewest boxes (the
+    earliest candidate on a tie). The sink
     assumption is a guess about the level; a sink its search cannot empty the targets into is
     a wrong guess, and its incomplete plan would point the search's first two feature axes
     the wrong way.
@@ -299,7 +337,7 @@ def compute_packing_plan(
         search = _PullSearch(board, near, sink, start_box)
         best = search.run(max_nodes, deadline)
         nodes += search.n_nodes
-        if chosen is None or best.key[0] < chosen[0].key[0]:
+        if chosen is None or (best.held, best.key[0]) < (chosen[0].held, chosen[0].key[0]):
             chosen = (best, sink_room, sink_goal, sink)
         if best.key[0] == 0:
             break
@@ -322,9 +360,10 @@ def compute_packing_plan(
         basin=basin,
         sink=sink,
         sink_room=sink_room,
-        complete=bool(best.key[0] == 0),
+        complete=best.held == 0,
         nodes=nodes,
         seconds=time.perf_counter() - t0,
+        left=int(best.key[0]),
     )
 
 
@@ -342,6 +381,7 @@ class _PullSearch:
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self.scratch = new_pull_scratch(board.cells)
         self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
+        self.reachable = push_reachable(board)
         self.n_nodes = 0
 
     def _load(self, node: _PullNode) -> None:
@@ -362,7 +402,10 @@ class _PullSearch:
             self.tables, self.scratch, self.box_at, node.box_pos, node.on_board,
             int(node.player), self.out,
         )  # fmt: skip
-        moves = self.out[:k].copy()
+        moves = self.out[:k]
+        # pulls into the sink leave the board; others must end where a push can bring a box
+        moves = moves[(moves[:, P_DST] < 0) | self.reachable[np.maximum(moves[:, P_DST], 0)]]
+        k = moves.shape[0]
         weights = np.full(k, OTHER_WEIGHT, dtype=np.int64)
         if k:
             removal = moves[:, P_DST] < 0
@@ -408,11 +451,19 @@ class _PullSearch:
         active: list[tuple] = []
         best: _PullNode | None = None
         tick = 0
+        start_box = self.tables.start_box
+        has_sink = bool(self.tables.sink.any())
 
         def add(node: _PullNode) -> None:
             nonlocal best, tick
             self.n_nodes += 1
-            if best is None or node.key < best.key:
+            # with a sink, a box left on a square a box starts on is parked by the start
+            # itself; without one, every box on the board is held
+            if has_sink:
+                node.held = int((node.on_board & (start_box[node.box_pos] == 0)).sum())
+            else:
+                node.held = int(node.on_board.sum())
+            if best is None or (node.held, node.key) < (best.held, best.key):
                 best = node
             if node.key[0] == 0:
                 return
