@@ -69,6 +69,7 @@ from soko_gym.engine.reach import new_stamps, reach_player
 
 ADVISOR_WEIGHT = 0
 OTHER_WEIGHT = 1
+SINKLESS = ("ordered", "unordered")  # the plans of a level without a sink room
 
 
 @dataclass(frozen=True, eq=False)
@@ -309,8 +310,8 @@ def compute_packing_plan(
         sinkless: the plan of a level without a sink room: "ordered" (the targets in the order
             the backward search vacates them) or "unordered" (``unordered_plan``).
     """
-    if sinkless not in ("ordered", "unordered"):
-        raise ValueError(f"sinkless must be 'ordered' or 'unordered', got {sinkless!r}")
+    if sinkless not in SINKLESS:
+        raise ValueError(f"sinkless must be one of {', '.join(SINKLESS)}, got {sinkless!r}")
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
     if max_sinks < 1:
@@ -326,6 +327,7 @@ def compute_packing_plan(
     near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
     start_box = np.zeros(board.n_cells, dtype=np.uint8)
     start_box[board.start_boxes] = 1
+    reachable = push_reachable(board)
     chosen = None
     nodes = 0
     for sink_room, sink_goal in candidates or [(-1, -1)]:
@@ -334,7 +336,7 @@ def compute_packing_plan(
         sink = np.zeros(board.n_cells, dtype=np.uint8)
         if sink_room >= 0:
             sink[rooms.room_id == sink_room] = 1
-        search = _PullSearch(board, near, sink, start_box)
+        search = _PullSearch(board, near, sink, start_box, reachable)
         best = search.run(max_nodes, deadline)
         nodes += search.n_nodes
         if chosen is None or (best.held, best.key[0]) < (chosen[0].held, chosen[0].key[0]):
@@ -370,7 +372,14 @@ def compute_packing_plan(
 class _PullSearch:
     """The backward FESS search over pull positions (module docstring)."""
 
-    def __init__(self, board: Board, near: np.ndarray, sink: np.ndarray, start_box: np.ndarray):
+    def __init__(
+        self,
+        board: Board,
+        near: np.ndarray,
+        sink: np.ndarray,
+        start_box: np.ndarray,
+        reachable: np.ndarray,
+    ):
         self.board = board
         self.near = near
         self.tables = PullTables(
@@ -381,7 +390,7 @@ class _PullSearch:
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self.scratch = new_pull_scratch(board.cells)
         self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
-        self.reachable = push_reachable(board)
+        self.reachable = reachable  # push_reachable(board)
         self.n_nodes = 0
 
     def _load(self, node: _PullNode) -> None:
@@ -451,18 +460,14 @@ class _PullSearch:
         active: list[tuple] = []
         best: _PullNode | None = None
         tick = 0
-        start_box = self.tables.start_box
-        has_sink = bool(self.tables.sink.any())
+        # with a sink, a box left on a square a box starts on is parked by the start itself;
+        # without one, every box on the board is held
+        parked = self.tables.start_box if self.tables.sink.any() else np.zeros(n, np.uint8)
 
         def add(node: _PullNode) -> None:
             nonlocal best, tick
             self.n_nodes += 1
-            # with a sink, a box left on a square a box starts on is parked by the start
-            # itself; without one, every box on the board is held
-            if has_sink:
-                node.held = int((node.on_board & (start_box[node.box_pos] == 0)).sum())
-            else:
-                node.held = int(node.on_board.sum())
+            node.held = int((node.on_board & (parked[node.box_pos] == 0)).sum())
             if best is None or (node.held, node.key) < (best.held, best.key):
                 best = node
             if node.key[0] == 0:

@@ -103,6 +103,7 @@ from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
 from planners.fess.learned import LearnedPatterns
 from planners.fess.packing_plan import (
+    SINKLESS,
     PackingPlan,
     compute_packing_plan,
     unordered_plan,
@@ -276,8 +277,8 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
-        if sinkless not in ("ordered", "unordered"):
-            raise ValueError(f"sinkless must be 'ordered' or 'unordered', got {sinkless!r}")
+        if sinkless not in SINKLESS:
+            raise ValueError(f"sinkless must be one of {', '.join(SINKLESS)}, got {sinkless!r}")
         if isinstance(plan_sinks, bool) or not isinstance(plan_sinks, int) or plan_sinks < 1:
             raise ValueError(f"plan_sinks must be a positive integer, got {plan_sinks!r}")
         self.advisor_weight = advisor_weight
