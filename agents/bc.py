@@ -159,6 +159,7 @@ def behaviour_clone(
     config: BCConfig | None = None,
     seed: int = 0,
     log: Callable[[str], None] | None = None,
+    weights: np.ndarray | None = None,
 ) -> list[dict[str, float]]:
     """Train ``policy`` (SB3 ``ActorCriticPolicy`` or MaskablePPO's) on ``data`` in place.
 
@@ -166,9 +167,12 @@ def behaviour_clone(
         policy: the policy; its parameters are updated by a fresh Adam optimizer.
         data: the expert samples (observation shape and action count must fit the policy).
         steps: gradient steps.
-        config: batch size, learning rate, value loss weight, validation share, log interval.
-        seed: seeds the validation split and the minibatches.
+        config: batch size, learning rate (and its linear fall to ``lr_end``), value loss
+            weight, validation share, log interval, symmetry augmentation.
+        seed: seeds the validation split, the minibatches and the symmetries drawn.
         log: receives a progress line every ``config.log_every`` steps.
+        weights: when given, float[N] non-negative sampling weights: minibatches are drawn
+            with replacement in proportion to them instead of passing over the samples.
 
     Returns:
         One row per ``log_every`` steps: step, loss, value_loss, accuracy (training
@@ -189,10 +193,32 @@ def behaviour_clone(
         )
     rng = np.random.default_rng(seed)
     train_rows, val_rows = _split(data, config.val_fraction, rng)
-    train, val = data.subset(train_rows), data.subset(val_rows) if len(val_rows) else None
+    if len(val_rows):
+        train, val = data.subset(train_rows), data.subset(val_rows)
+    else:  # no copy of a dataset that may take gigabytes
+        train, val = data, None
+    cumulative = None
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(data.actions),) or not (weights >= 0).all() or not weights.sum():
+            raise ValueError("weights must be one non-negative weight per sample, not all 0")
+        cumulative = np.cumsum(weights[train_rows])
+        if not cumulative[-1] > 0:
+            raise ValueError("weights are 0 on every training sample (all weight held out)")
+    augment = None
+    if config.augment:
+        from agents.symmetry import Symmetries
+
+        augment = Symmetries(obs_shape, n_actions)
     chance = float(np.mean(1.0 / train.action_masks.sum(axis=1)))
     use_value = config.value_coef > 0 and train.returns is not None
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    schedule = None
+    if config.lr_end is not None:
+        lr0, lr1 = config.learning_rate, config.lr_end
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda i: 1.0 + (lr1 / lr0 - 1.0) * min(i / max(steps - 1, 1), 1.0)
+        )
     policy.set_training_mode(True)
     history: list[dict[str, float]] = []
     order = np.zeros(0, dtype=np.int64)
@@ -200,12 +226,17 @@ def behaviour_clone(
     n = len(train.actions)
     batch = min(config.batch_size, n)
     for step in range(1, steps + 1):
-        if len(order) < batch:
-            order = np.concatenate([order, rng.permutation(n)])
-        rows, order = order[:batch], order[batch:]
+        if cumulative is not None:
+            rows = np.searchsorted(cumulative, rng.random(batch) * cumulative[-1], side="right")
+        else:
+            if len(order) < batch:
+                order = np.concatenate([order, rng.permutation(n)])
+            rows, order = order[:batch], order[batch:]
         obs = torch.as_tensor(train.observations[rows])
         target = torch.as_tensor(train.actions[rows])
         mask = torch.as_tensor(train.action_masks[rows])
+        if augment is not None:
+            obs, target, mask = augment.apply(obs, target, mask, rng)
         logits, values = policy_outputs(policy, obs)
         logits = logits.masked_fill(~mask, -1e9)
         loss = F.cross_entropy(logits, target)
@@ -216,6 +247,8 @@ def behaviour_clone(
         (loss + config.value_coef * vloss).backward()
         torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
         optimizer.step()
+        if schedule is not None:
+            schedule.step()
         losses += float(loss.detach()) * len(rows)
         vlosses += float(vloss.detach()) * len(rows)
         hits += int((logits.argmax(dim=1) == target).sum())

@@ -38,6 +38,11 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
         metavar="N",
         help="episode step limit (default: the env's registered limit)",
     )
+    p.add_argument(
+        "--dead-plane",
+        action="store_true",
+        help="add the dead-square plane to the observations (as `soko train`'s default)",
+    )
     p.add_argument("--width", type=int, default=None, help="generated levels: columns (10)")
     p.add_argument("--height", type=int, default=None, help="generated levels: rows (10)")
     p.add_argument("--boxes", type=int, default=None, help="generated levels: boxes (4)")
@@ -92,6 +97,8 @@ def run_collect(args: argparse.Namespace) -> int:
     if args.max_episode_steps is not None:
         _check_positive("--max-episode-steps", args.max_episode_steps)
         env_kwargs["max_episode_steps"] = args.max_episode_steps
+    if args.dead_plane:
+        env_kwargs["dead_plane"] = True
     backend = Backend.from_args(args)
     result = collect_dataset(
         args.env,

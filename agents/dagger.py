@@ -227,16 +227,38 @@ class Aggregate:
     observations: list[np.ndarray] = field(default_factory=list)
     actions: list[np.ndarray] = field(default_factory=list)
     masks: list[np.ndarray] = field(default_factory=list)
+    initial: int = 0  # samples of iteration 0's dataset (the first ``initial`` rows)
 
-    def add(self, observations: np.ndarray, actions: np.ndarray, masks: np.ndarray) -> None:
-        """Append samples."""
+    def add(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        masks: np.ndarray,
+        initial: bool = False,
+    ) -> None:
+        """Append samples (``initial``: iteration 0's dataset)."""
         if len(actions):
             self.observations.append(observations)
             self.actions.append(np.asarray(actions, dtype=np.int64))
             self.masks.append(np.asarray(masks, dtype=bool))
+            if initial:
+                self.initial += len(actions)
 
     def __len__(self) -> int:
         return sum(len(a) for a in self.actions)
+
+    def weights(self, new_share: float) -> np.ndarray | None:
+        """Sampling weights giving the rollouts' samples ``new_share`` of each minibatch.
+
+        None (every sample alike) when ``new_share`` is 0 or either part is empty.
+        """
+        n = len(self)
+        new = n - self.initial
+        if new_share <= 0 or new == 0 or self.initial == 0:
+            return None
+        w = np.full(n, (1.0 - new_share) / self.initial)
+        w[self.initial :] = new_share / new
+        return w
 
     def data(self) -> BCData:
         """The aggregate as ``BCData`` (no returns: the labels carry no episode rewards)."""
@@ -252,8 +274,14 @@ def beta_of(dagger: DaggerConfig, iteration: int) -> float:
     return float(dagger.beta0 * dagger.decay**iteration)
 
 
-def gradient_steps(config: TrainConfig, n_samples: int) -> int:
-    """Gradient steps of one retrain: ``steps``, or ``dagger.epochs`` passes when set."""
+def gradient_steps(config: TrainConfig, n_samples: int, iteration: int = 0) -> int:
+    """Gradient steps of one retrain.
+
+    ``steps`` (``dagger.retrain_steps`` after iteration 0 when set), or ``dagger.epochs``
+    passes when set.
+    """
+    if iteration > 0 and config.dagger.retrain_steps > 0:
+        return config.dagger.retrain_steps
     if config.dagger.epochs > 0:
         batch = min(config.bc.batch_size, n_samples)
         return max(1, math.ceil(config.dagger.epochs * n_samples / batch))
@@ -302,7 +330,7 @@ def run_dagger(
         row: dict[str, Any] = {"iteration": iteration}
         label_start = labeller.seconds
         if iteration == 0 and initial is not None:
-            aggregate.add(initial.observations, initial.actions, initial.action_masks)
+            aggregate.add(initial.observations, initial.actions, initial.action_masks, initial=True)
             row.update(beta=float("nan"), visited=0, new_states=0, labelled=len(initial.actions))
             row.update(dead=0, failed=0)
         else:
@@ -327,8 +355,11 @@ def run_dagger(
         row["dataset"] = len(aggregate)
         if len(aggregate):
             data = aggregate.data()
-            steps = gradient_steps(config, len(data.actions))
-            behaviour_clone(model.policy, data, steps, bc_config, config.seed + iteration)
+            steps = gradient_steps(config, len(data.actions), iteration)
+            weights = aggregate.weights(dagger.new_share)
+            behaviour_clone(
+                model.policy, data, steps, bc_config, config.seed + iteration, weights=weights
+            )
             row["gradient_steps"] = steps
             row["train_accuracy"] = accuracy(model.policy, _sample(data, ACCURACY_SAMPLES, rng))
         else:

@@ -11,7 +11,8 @@ board (mean and max: one network for every board size).
 ``SquarePolicy`` and ``MaskableSquarePolicy`` (for PPO and MaskablePPO) suit the Push env,
 whose ``4 * H * W`` actions are "push the box on this square in this direction": a 1x1
 convolution turns each square's features into its four push logits, so the policy is
-translation-equivariant and has no board-sized dense layer; the value head pools the map.
+translation-equivariant and has no board-sized dense layer; the value head pools the map. In
+the Move env (4 or 5 actions) the same logits are read at the player's square: its steps.
 Needs the ``rl`` extra (torch, stable-baselines3, sb3-contrib).
 """
 
@@ -35,9 +36,10 @@ except ImportError as err:  # pragma: no cover - depends on the installed extras
 
 from gymnasium import spaces
 
-from soko_gym.engine.constants import PLANE_WALL
+from soko_gym.engine.constants import N_DIRECTIONS, PLANE_PLAYER, PLANE_WALL
 
 POOLINGS = ("flatten", "mean-max")
+BORDERS = ("wall", "same")
 VALUE_HEADS = ("conv", "pool")
 VALUE_MAPS = 8  # maps the "conv" value head keeps per square
 MIN_SIDE = 3  # the observation frame's smallest side
@@ -58,6 +60,13 @@ class BoardCNN(BaseFeaturesExtractor):
         features_dim: width of the linear layer after flattening or pooling (with a ReLU);
             0 for none (the flattened or pooled features go to the policy as they are).
         residual: add each convolution's input to its output (from the second layer on).
+        border: ``"wall"``: the board is padded with ``n_layers`` rings of wall and every
+            convolution is "valid" (no layer sees a zero border); ``"same"``: one ring of wall,
+            then zero-padded convolutions that keep the board's size (several times cheaper
+            for deep networks; suits boards whose levels are framed by walls, as Boxoban's).
+        player_plane: with ``"flatten"`` and no ``features_dim``, append the observation's
+            player plane to the map as one more channel (the Move env's square heads read
+            their logits at the player's square).
 
     Raises:
         ValueError: for a space that is not board planes, or a bad argument.
@@ -71,6 +80,8 @@ class BoardCNN(BaseFeaturesExtractor):
         pooling: str = "flatten",
         features_dim: int = 256,
         residual: bool = False,
+        player_plane: bool = False,
+        border: str = "wall",
     ) -> None:
         shape = getattr(observation_space, "shape", None)
         if not isinstance(observation_space, spaces.Box) or shape is None or len(shape) != 3:
@@ -91,13 +102,26 @@ class BoardCNN(BaseFeaturesExtractor):
                 raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
         if isinstance(features_dim, bool) or not isinstance(features_dim, int) or features_dim < 0:
             raise ValueError(f"features_dim must be an int >= 0, got {features_dim!r}")
-        pooled = channels * height * width if pooling == "flatten" else 2 * channels
+        if border not in BORDERS:
+            raise ValueError(f"border must be one of {BORDERS}, got {border!r}")
+        if player_plane and (pooling != "flatten" or features_dim):
+            raise ValueError("player_plane needs pooling='flatten' and features_dim=0")
+        extra = int(bool(player_plane))
+        pooled = (channels + extra) * height * width if pooling == "flatten" else 2 * channels
         super().__init__(observation_space, features_dim or pooled)
-        self.pad = n_layers
+        self.pad = n_layers if border == "wall" else 1
+        self.border = border
         self.pooling = pooling
         self.residual = bool(residual)
+        self.player_plane = bool(player_plane)
         self.convs = nn.ModuleList(
-            nn.Conv2d(n_planes if i == 0 else channels, channels, 3) for i in range(n_layers)
+            nn.Conv2d(
+                n_planes if i == 0 else channels,
+                channels,
+                3,
+                padding=1 if border == "same" and i > 0 else 0,
+            )
+            for i in range(n_layers)
         )
         self.head = (
             nn.Sequential(nn.Linear(pooled, features_dim), nn.ReLU()) if features_dim else None
@@ -108,7 +132,11 @@ class BoardCNN(BaseFeaturesExtractor):
         x = pad_with_wall(observations.float(), self.pad)
         for i, conv in enumerate(self.convs):
             y = F.relu(conv(x))
-            x = y + x[:, :, 1:-1, 1:-1] if self.residual and i > 0 else y
+            if self.residual and i > 0:
+                y = y + (x if self.border == "same" else x[:, :, 1:-1, 1:-1])
+            x = y
+        if self.player_plane:
+            x = torch.cat([x, observations[:, PLANE_PLAYER : PLANE_PLAYER + 1].float()], dim=1)
         if self.pooling == "flatten":
             x = x.flatten(1)
         else:
@@ -145,7 +173,11 @@ class SquareHeads(nn.Module):
     """Policy and value heads on BoardCNN's flattened map (SB3's ``mlp_extractor`` slot).
 
     ``forward_actor`` gives the push logits themselves, float[batch, 4 * H * W] in the Push
-    env's order (``square * 4 + direction``); ``forward_critic`` gives a value latent.
+    env's order (``square * 4 + direction``); ``forward_critic`` gives a value latent. For
+    the Move env (``moves`` = 4 or 5 actions) the map carries the player plane as its last
+    channel and the actor gives the four direction logits of the player's square: the step
+    is read where the player stands, as a push is read where its box stands (a no-op, the
+    fifth action, gets a learned logit of its own).
 
     Args:
         channels: feature maps of the extractor's last convolution.
@@ -167,12 +199,16 @@ class SquareHeads(nn.Module):
         n_dirs: int = 4,
         value_hidden: int = 64,
         value_head: str = "conv",
+        moves: int = 0,
     ) -> None:
         super().__init__()
         if value_head not in VALUE_HEADS:
             raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {value_head!r}")
-        self.shape = (channels, height, width)
+        self.moves = moves
+        self.shape = (channels + int(moves > 0), height, width)
+        self.channels = channels
         self.logits = nn.Conv2d(channels, n_dirs, 1)
+        self.noop = nn.Parameter(torch.zeros(1)) if moves > n_dirs else None
         self.value_head = value_head
         if value_head == "conv":
             self.value_maps = nn.Conv2d(channels, VALUE_MAPS, 1)
@@ -180,7 +216,7 @@ class SquareHeads(nn.Module):
         else:
             n_in = 2 * channels
         self.value = nn.Sequential(nn.Linear(n_in, value_hidden), nn.ReLU())
-        self.latent_dim_pi = n_dirs * height * width
+        self.latent_dim_pi = moves or n_dirs * height * width
         self.latent_dim_vf = value_hidden
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -188,13 +224,23 @@ class SquareHeads(nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        """Push logits float[batch, n_dirs * H * W], square-major."""
-        x = self.logits(features.view(-1, *self.shape))
-        return x.permute(0, 2, 3, 1).flatten(1)
+        """Push logits float[batch, n_dirs * H * W], square-major.
+
+        In the Move env: float[batch, moves], the player's square's.
+        """
+        x = features.view(-1, *self.shape)
+        logits = self.logits(x[:, : self.channels])
+        if not self.moves:
+            return logits.permute(0, 2, 3, 1).flatten(1)
+        player = x[:, self.channels :]  # one-hot: the player's square
+        steps = (logits * player).sum(dim=(2, 3))
+        if self.noop is None:
+            return steps
+        return torch.cat([steps, self.noop.expand(len(steps), 1)], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         """Value latent float[batch, value_hidden]."""
-        x = features.view(-1, *self.shape)
+        x = features.view(-1, *self.shape)[:, : self.channels]
         if self.value_head == "conv":
             return self.value(F.relu(self.value_maps(x)).flatten(1))
         return self.value(torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3))], dim=1))
@@ -208,6 +254,9 @@ class _SquareHeadsMixin:
     ) -> None:
         fe_kwargs = dict(kwargs.pop("features_extractor_kwargs", None) or {})
         fe_kwargs.update(pooling="flatten", features_dim=0)  # the heads need the whole map
+        space = args[1] if len(args) > 1 else kwargs.get("action_space")
+        # the Move env: the heads read the player's square, so the map carries the player
+        fe_kwargs["player_plane"] = int(getattr(space, "n", 0)) in (N_DIRECTIONS, N_DIRECTIONS + 1)
         kwargs["features_extractor_kwargs"] = fe_kwargs
         kwargs.setdefault("features_extractor_class", BoardCNN)
         self.value_hidden = value_hidden
@@ -219,15 +268,17 @@ class _SquareHeadsMixin:
         if not isinstance(extractor, BoardCNN):
             raise ValueError("square policies need the BoardCNN features extractor")
         _, height, width = self.observation_space.shape
-        n_dirs, rest = divmod(int(self.action_space.n), height * width)
-        if rest or n_dirs != 4:
+        n = int(self.action_space.n)
+        moves = n if extractor.player_plane else 0
+        n_dirs, rest = divmod(n, height * width)
+        if not moves and (rest or n_dirs != N_DIRECTIONS):
             raise ValueError(
-                f"square policies are for the Push env (4 * H * W actions); got "
-                f"{self.action_space} on a {height}x{width} board"
+                f"square policies are for the Push env (4 * H * W actions) and the Move env "
+                f"(4 or 5); got {self.action_space} on a {height}x{width} board"
             )
         channels = extractor.convs[-1].out_channels
         self.mlp_extractor = SquareHeads(
-            channels, height, width, n_dirs, self.value_hidden, self.value_head
+            channels, height, width, N_DIRECTIONS, self.value_hidden, self.value_head, moves
         )
 
     def _build(self, lr_schedule: Any) -> None:
@@ -249,6 +300,7 @@ class _SquareHeadsMixin:
 class SquarePolicy(_SquareHeadsMixin, ActorCriticPolicy):
     """PPO policy for the Push env: BoardCNN, per-square push logits, pooled value head.
 
+    In the Move env the policy's steps are the four logits of the player's square.
     Takes ActorCriticPolicy's arguments plus ``value_hidden`` (width of the value latent) and
     ``value_head`` ("conv" or "pool", see ``SquareHeads``);
     ``features_extractor_kwargs`` go to ``BoardCNN`` (its pooling is always ``"flatten"``
@@ -257,4 +309,4 @@ class SquarePolicy(_SquareHeadsMixin, ActorCriticPolicy):
 
 
 class MaskableSquarePolicy(_SquareHeadsMixin, MaskableActorCriticPolicy):
-    """MaskablePPO policy for the Push env (as ``SquarePolicy``)."""
+    """MaskablePPO policy for the Push and Move envs (as ``SquarePolicy``)."""

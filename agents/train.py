@@ -104,6 +104,10 @@ def features_kwargs(config: TrainConfig, obs_size: tuple[int, int]) -> dict[str,
         fe_kwargs["channels"] = config.network.channels
     if config.network.n_layers:
         fe_kwargs["n_layers"] = config.network.n_layers
+    if config.network.residual:
+        fe_kwargs["residual"] = True
+    if config.network.border != "wall":
+        fe_kwargs["border"] = config.network.border
     return fe_kwargs
 
 
@@ -532,6 +536,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "network": {
         "policy": POLICIES,
         "value_head": ("conv", "pool"),
+        "border": ("wall", "same"),
         "pooling": ("flatten", "mean-max"),
     },
     "ppo": {},

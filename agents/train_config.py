@@ -68,6 +68,10 @@ class NetworkConfig:
         net_arch: "cnn" only: hidden layers of the policy and value heads (DQN: Q head).
         value_hidden: "square" only: width of the value head.
         value_head: "square" only: "conv" (per-square maps, flattened) or "pool" (mean-max).
+        residual: add each convolution's input to its output (from the second layer on), so
+            deeper networks train as easily as shallow ones.
+        border: "wall" (a ring of wall per layer, every convolution "valid") or "same" (one
+            ring of wall, then size-keeping convolutions: cheaper for deep networks).
     """
 
     policy: str = "auto"
@@ -78,6 +82,8 @@ class NetworkConfig:
     net_arch: list[int] = field(default_factory=list)
     value_hidden: int = 64
     value_head: str = "conv"
+    residual: bool = False
+    border: str = "wall"
 
 
 @dataclass
@@ -160,6 +166,10 @@ class BCConfig:
         log_every: gradient steps between ``bc.csv`` rows.
         finetune_algo: "maskable-ppo" or "ppo": the model built, cloned and fine-tuned.
         finetune_steps: env steps of RL fine-tuning after cloning (0: none).
+        augment: clone each sample in a random symmetry of the board (quarter turns and
+            mirrors, ``agents.symmetry``; Push and Move envs).
+        lr_end: when set, the learning rate falls linearly from ``learning_rate`` to this over
+            each cloning's gradient steps (None: constant).
     """
 
     dataset: str | None = None
@@ -170,6 +180,8 @@ class BCConfig:
     log_every: int = 100
     finetune_algo: str = "maskable-ppo"
     finetune_steps: int = 0
+    augment: bool = False
+    lr_end: float | None = None
 
 
 @dataclass
@@ -192,6 +204,11 @@ class DaggerConfig:
         epochs: when > 0, passes over the aggregate per retrain instead of ``steps``.
         jobs: worker processes that label positions (1: this process); ``--ray`` (the
             ``rllib.ray_address`` field: "local", "auto" or an address) labels on Ray.
+        retrain_steps: gradient steps of each retrain after iteration 0 (0: the run's
+            ``steps``, or ``epochs`` passes).
+        new_share: when > 0, this share of each retrain's minibatches is drawn from the
+            positions the rollouts labelled, the rest from iteration 0's data (0: every sample
+            alike), so a large initial dataset does not drown the policy's own positions.
     """
 
     iterations: int = 5
@@ -204,6 +221,8 @@ class DaggerConfig:
     time_limit: float = 5.0
     epochs: float = 0.0
     jobs: int = 1
+    retrain_steps: int = 0
+    new_share: float = 0.0
 
 
 @dataclass
@@ -314,6 +333,9 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
             )
+        lr_end = config.bc.lr_end
+        if lr_end is not None and (isinstance(lr_end, bool) or not lr_end >= 0):
+            raise ValueError(f"bc.lr_end (--bc-lr-end) must be >= 0, got {lr_end!r}")
     if config.algo == "rllib-ppo":
         check_rllib(config.rllib)
     if config.algo == "dagger":
@@ -348,6 +370,15 @@ def check_dagger(dagger: DaggerConfig, ray: str | None = None) -> None:
         )
     if not isinstance(dagger.epochs, int | float) or not dagger.epochs >= 0:
         raise ValueError(f"dagger.epochs (--dagger-epochs) must be >= 0, got {dagger.epochs!r}")
+    value = dagger.retrain_steps
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(
+            f"dagger.retrain_steps (--dagger-retrain-steps) must be an int >= 0, got {value!r}"
+        )
+    if not isinstance(dagger.new_share, int | float) or not 0 <= dagger.new_share < 1:
+        raise ValueError(
+            f"dagger.new_share (--dagger-new-share) must be in [0, 1), got {dagger.new_share!r}"
+        )
     if isinstance(dagger.jobs, bool) or not isinstance(dagger.jobs, int) or dagger.jobs < 1:
         raise ValueError(f"dagger.jobs (--jobs) must be an int >= 1, got {dagger.jobs!r}")
     if ray is not None and (not isinstance(ray, str) or not ray.strip()):

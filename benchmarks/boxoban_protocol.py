@@ -18,7 +18,9 @@ Prints a markdown table (solve rates at B = 120 for both protocols) and writes
         [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
 
 ``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
-expert the agents learn from, as a reference row.
+expert the agents learn from, as a reference row. A Move-env agent (``pretrained:boxoban-move``)
+plays B player steps: the Boxoban protocol itself; the Push protocol does not apply to it
+("n/a": its budget is steps, not pushes).
 """
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
     return rows
 
 
+def is_move(agent: Any) -> bool:
+    """Whether ``agent`` acts in the Move env (one action = one player step)."""
+    return str(agent.env_id).startswith("Sokoban-Move")
+
+
 def solve_rate(rows: list[dict[str, int]], key: str, budget: int) -> float:
     """Share of levels solved with at most ``budget`` of ``key`` (pushes or moves)."""
     return sum(r["solved"] and r[key] <= budget for r in rows) / len(rows)
@@ -106,6 +113,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[tuple[str, str], list[dict[str, int]]] = {}
+    moves: dict[str, bool] = {}  # agent name -> plays the Move env
     print(f"{machine_line()}\n")
     print("| agent | env | set | levels | Push protocol: solved in <= 120 pushes | "
           "Boxoban protocol: solved in <= 120 steps |")  # fmt: skip
@@ -126,11 +134,13 @@ def main() -> None:
                 writer.writeheader()
                 writer.writerows(rows)
             b = min(120, args.budget)
+            push = "n/a" if is_move(agent) else f"{solve_rate(rows, 'pushes', b):.1%}"
             print(
                 f"| {spec} | {agent.env_id} | {set_name} | {len(rows)} | "
-                f"{solve_rate(rows, 'pushes', b):.1%} | {solve_rate(rows, 'moves', b):.1%} |",
+                f"{push} | {solve_rate(rows, 'moves', b):.1%} |",
                 flush=True,
             )
+            moves[name] = is_move(agent)
     try:
         import matplotlib
     except ImportError:
@@ -142,6 +152,8 @@ def main() -> None:
     budgets = np.arange(0, args.budget + 1)
     for ax, key, title in ((axes[0], "pushes", "Push protocol"), (axes[1], "moves", "Boxoban")):
         for (name, set_name), rows in results.items():
+            if key == "pushes" and moves[name]:
+                continue  # a Move-env agent's budget is steps
             ax.plot(
                 budgets,
                 [solve_rate(rows, key, int(b)) for b in budgets],

@@ -198,6 +198,9 @@ def test_soko_train__dagger_writes_a_model_that_loads_and_acts(tmp_path, capsys)
         (["--dagger-time-limit", "0"], "--dagger-time-limit"),
         (["--jobs", "0"], "--jobs"),
         (["--dagger-planner", "no-such"], "--dagger-planner"),
+        (["--dagger-retrain-steps", "-1"], "--dagger-retrain-steps"),
+        (["--dagger-new-share", "1"], "--dagger-new-share"),
+        (["--bc-lr-end", "-0.1"], "--bc-lr-end"),
     ],
 )
 def test_soko_train__bad_dagger_options_exit_2_naming_the_flag(tmp_path, capsys, flags, named):
@@ -250,3 +253,63 @@ def test_dagger__starts_from_a_collected_dataset_then_finetunes(tmp_path):
 def test_train_config__dagger_section_round_trips_through_its_json(tmp_path):
     config = dagger_config(tmp_path, "json", labels=77, beta0=0.5, sample=False, jobs=2)
     assert TrainConfig.from_dict(asdict(config)) == config
+
+
+def test_aggregate__new_share_weights_give_the_rollouts_that_share_of_each_minibatch():
+    from agents.dagger import Aggregate
+
+    agg = Aggregate()
+    obs = np.zeros((1, 5, 3, 3), dtype=np.uint8)
+    agg.add(np.repeat(obs, 900, 0), np.zeros(900), np.ones((900, 4), bool), initial=True)
+    assert agg.weights(0.3) is None  # nothing from rollouts yet: every sample alike
+    agg.add(np.repeat(obs, 100, 0), np.zeros(100), np.ones((100, 4), bool))
+    w = agg.weights(0.3)
+    assert agg.initial == 900 and len(w) == 1000
+    assert w[900:].sum() == pytest.approx(0.3) and w[:900].sum() == pytest.approx(0.7)
+    assert agg.weights(0.0) is None
+
+
+def test_gradient_steps__retrain_steps_apply_after_iteration_0(tmp_path):
+    from agents.dagger import gradient_steps
+
+    config = dagger_config(tmp_path, "steps", retrain_steps=7)
+    assert gradient_steps(config, 10_000, 0) == config.steps
+    assert gradient_steps(config, 10_000, 1) == gradient_steps(config, 10_000, 3) == 7
+
+
+def test_behaviour_clone__weights_decide_which_samples_are_learned():
+    """Two halves that disagree on one observation: the policy learns the half it is given
+    weight on, as DAgger's ``new_share`` relies on."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.bc import BCData, behaviour_clone
+    from agents.features import MaskableSquarePolicy
+    from agents.train_config import BCConfig
+
+    level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
+    env = gym.make("Sokoban-Push-v0", levels=level)
+    obs, info = env.reset(seed=0)
+    legal = np.flatnonzero(info["action_mask"])
+    assert len(legal) >= 2
+    a, b = int(legal[0]), int(legal[1])
+    n = 200
+    data = BCData(
+        np.repeat(obs[None], n, 0),
+        np.array([a] * (n // 2) + [b] * (n // 2)),
+        np.repeat(np.asarray(info["action_mask"], bool)[None], n, 0),
+    )
+    for favoured, weights in ((a, np.r_[np.ones(n // 2), np.zeros(n // 2)]), (b, None)):
+        if weights is None:
+            weights = np.r_[np.zeros(n // 2), np.ones(n // 2)]
+        model = MaskablePPO(
+            MaskableSquarePolicy,
+            env,
+            policy_kwargs={"features_extractor_kwargs": {"channels": 8, "n_layers": 2}},
+            seed=0,
+        )
+        config = BCConfig(batch_size=32, learning_rate=3e-3, lr_end=1e-4, val_fraction=0.0)
+        behaviour_clone(model.policy, data, 60, config, weights=weights)
+        action, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
+        assert int(action) == favoured
+    with pytest.raises(ValueError, match="weights"):
+        behaviour_clone(model.policy, data, 1, config, weights=np.zeros(n))

@@ -113,7 +113,53 @@ def test_square_policy__is_translation_equivariant_inside_the_board(policy_class
 
 def test_square_policy__rejects_other_action_spaces():
     with pytest.raises(ValueError, match="Push env"):
-        SquarePolicy(planes_space(5, 7, 7), spaces.Discrete(4), lr)
+        SquarePolicy(planes_space(5, 7, 7), spaces.Discrete(7), lr)
+
+
+@pytest.mark.parametrize("n_actions", [4, 5])
+def test_square_policy__move_env_steps_are_the_players_squares_push_logits(n_actions):
+    """In the Move env the policy reads the four direction logits where the player stands, so
+    the same surroundings give the same steps wherever they are (and the no-op has its own)."""
+    h = w = 9
+    policy = MaskableSquarePolicy(
+        planes_space(6, h, w),
+        spaces.Discrete(n_actions),
+        lr,
+        features_extractor_kwargs={"channels": 8, "n_layers": 3, "border": "same"},
+    )
+    obs = torch.zeros(2, 6, h, w)
+    obs[:, 1] = 1.0
+    obs[0, 3, 3, 3] = obs[0, 4, 3, 4] = 1.0  # box, player to its right
+    obs[1, 3, 4, 3] = obs[1, 4, 4, 4] = 1.0  # the same, one row down
+    with torch.no_grad():
+        logits = policy.get_distribution(obs).distribution.logits
+        features = policy.extract_features(obs)
+        maps = policy.mlp_extractor.logits(features.view(2, 9, h, w)[:, :8])
+    assert logits.shape == (2, n_actions)
+    assert torch.allclose(logits[0], logits[1], atol=1e-5)
+    raw = [maps[0, :, 3, 4]] + ([policy.mlp_extractor.noop] if n_actions == 5 else [])
+    steps = torch.log_softmax(torch.cat(raw), dim=0)
+    assert torch.allclose(logits[0], steps, atol=1e-5)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_board_cnn__same_border_keeps_the_board_size_and_sees_the_wall_ring(residual):
+    cnn = BoardCNN(
+        planes_space(5, 6, 8),
+        channels=4,
+        n_layers=5,
+        features_dim=0,
+        border="same",
+        residual=residual,
+    )
+    assert cnn(torch.zeros(3, 5, 6, 8)).shape == (3, 4 * 6 * 8)
+    obs = torch.zeros(1, 5, 6, 8)
+    obs[0, 1] = 1.0  # all floor, no drawn wall: only the ring added around the board is wall
+    out = cnn(obs).view(4, 6, 8)
+    # the ring is wall, so the top-left square (next to it) differs from the middle one
+    assert not torch.allclose(out[:, 0, 0], out[:, 3, 4])
+    with pytest.raises(ValueError, match="border"):
+        BoardCNN(planes_space(5, 6, 8), border="zero")
 
 
 def test_features__missing_torch_names_the_rl_extra(monkeypatch):

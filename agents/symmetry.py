@@ -1,0 +1,132 @@
+"""The board's symmetries as data augmentation: rotations and reflections of samples.
+
+Sokoban's rules do not care which way is up: a level turned by a quarter or mirrored is a
+level of the same difficulty, and the expert's push turned with it is still the expert's push.
+Cloning on every sample in a random one of the frame's symmetries (8 on a square frame, 4 on
+a rectangular one: the half turn and the two mirrors) teaches the network what it would
+otherwise have to learn eight times. A symmetry moves the observation planes, and permutes
+the actions: a push action (``square * 4 + direction``) moves its square and turns its
+direction; a move action turns its direction (the Move env's no-op stays).
+Needs torch (the ``rl`` extra) for ``Symmetries.apply``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from soko_gym.engine.constants import DIRECTION_DELTAS, N_DIRECTIONS
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """One symmetry of an ``H x W`` frame: ``k`` quarter turns (``np.rot90``), then a mirror.
+
+    Attributes:
+        turns: quarter turns counterclockwise, as ``np.rot90(planes, turns, axes=(-2, -1))``.
+        mirror: then reverse the columns.
+        actions: int64[n_actions]: the action a sample's action becomes.
+    """
+
+    turns: int
+    mirror: bool
+    actions: np.ndarray
+
+    def planes(self, planes: np.ndarray) -> np.ndarray:
+        """``planes`` (``[..., H, W]``) seen through the symmetry."""
+        out = np.rot90(planes, self.turns, axes=(-2, -1))
+        return out[..., ::-1] if self.mirror else out
+
+
+def _turn_direction(direction: int, turns: int, mirror: bool) -> int:
+    """The direction ``direction`` becomes under the symmetry."""
+    dr, dc = DIRECTION_DELTAS[direction]
+    for _ in range(
+        turns
+    ):  # np.rot90 takes (r, c) to (W - 1 - c, r): a vector (dr, dc) to (-dc, dr)
+        dr, dc = -dc, dr
+    if mirror:
+        dc = -dc
+    return DIRECTION_DELTAS.index((dr, dc))
+
+
+def action_kind(height: int, width: int, n_actions: int) -> str:
+    """The action space of an action count: "push" (``4 * H * W``) or "move" (4, or 5).
+
+    Raises:
+        ValueError: for any other action space (the Macro env's actions have no such symmetry
+            here).
+    """
+    if n_actions == N_DIRECTIONS * height * width:
+        return "push"
+    if n_actions in (N_DIRECTIONS, N_DIRECTIONS + 1):
+        return "move"
+    raise ValueError(
+        f"symmetry augmentation is for the Push env ({N_DIRECTIONS * height * width} actions on "
+        f"a {height}x{width} frame) and the Move env (4 or 5 actions), got {n_actions} actions"
+    )
+
+
+def symmetries(height: int, width: int, n_actions: int) -> list[Symmetry]:
+    """Every symmetry of the frame, the identity first: 8 when square, else 4.
+
+    Raises:
+        ValueError: for an action space without these symmetries (``action_kind``).
+    """
+    kind = action_kind(height, width, n_actions)
+    grid = np.arange(height * width).reshape(height, width)
+    out = []
+    for turns in range(4) if height == width else (0, 2):
+        for mirror in (False, True):
+            moved = np.rot90(grid, turns)
+            moved = moved[:, ::-1] if mirror else moved
+            where = np.empty(height * width, dtype=np.int64)  # a square's index after the move
+            where[moved.ravel()] = np.arange(height * width)
+            turn = np.array([_turn_direction(d, turns, mirror) for d in range(N_DIRECTIONS)])
+            if kind == "push":
+                squares, dirs = np.divmod(np.arange(n_actions), N_DIRECTIONS)
+                actions = where[squares] * N_DIRECTIONS + turn[dirs]
+            else:
+                actions = np.arange(n_actions)
+                actions[:N_DIRECTIONS] = turn
+            out.append(Symmetry(turns, mirror, actions.astype(np.int64)))
+    return out
+
+
+class Symmetries:
+    """Random symmetries of torch minibatches (observations, actions, action masks).
+
+    Args:
+        obs_shape: ``(C, H, W)`` of the observations.
+        n_actions: the action count (Push or Move env).
+
+    Raises:
+        ValueError: for an action space without these symmetries.
+    """
+
+    def __init__(self, obs_shape: tuple[int, ...], n_actions: int) -> None:
+        import torch
+
+        _, height, width = obs_shape
+        self.all = symmetries(int(height), int(width), int(n_actions))
+        self._actions = [torch.as_tensor(s.actions) for s in self.all]
+        # mask after the move: column a' holds the old column a with actions[a] = a'
+        self._inverse = [torch.as_tensor(np.argsort(s.actions)) for s in self.all]
+
+    def apply(self, obs: Any, actions: Any, masks: Any, rng: np.random.Generator) -> tuple:
+        """Each sample under a symmetry drawn at random (the identity among them)."""
+        import torch
+
+        pick = rng.integers(len(self.all), size=len(actions))
+        obs, actions, masks = obs.clone(), actions.clone(), masks.clone()
+        for j, sym in enumerate(self.all):
+            rows = torch.as_tensor(np.flatnonzero(pick == j))
+            if j == 0 or len(rows) == 0:
+                continue
+            planes = torch.rot90(obs[rows], sym.turns, dims=(-2, -1))
+            obs[rows] = planes.flip(-1) if sym.mirror else planes
+            actions[rows] = self._actions[j][actions[rows]]
+            masks[rows] = masks[rows][:, self._inverse[j]]
+        return obs, actions, masks
