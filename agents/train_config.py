@@ -206,9 +206,10 @@ class DaggerConfig:
             ``rllib.ray_address`` field: "local", "auto" or an address) labels on Ray.
         retrain_steps: gradient steps of each retrain after iteration 0 (0: the run's
             ``steps``, or ``epochs`` passes).
-        new_share: when > 0, this share of each retrain's minibatches is drawn from the
-            positions the rollouts labelled, the rest from iteration 0's data (0: every sample
-            alike), so a large initial dataset does not drown the policy's own positions.
+        new_share: when > 0 and iteration 0 cloned a dataset (``bc.dataset``), this share of
+            each retrain's minibatches is drawn from the positions the rollouts labelled, the
+            rest from that dataset (0: every sample alike), so a large initial dataset does not
+            drown the policy's own positions.
     """
 
     iterations: int = 5
@@ -332,6 +333,11 @@ def check_config(config: TrainConfig) -> None:
         if config.bc.finetune_algo not in ("maskable-ppo", "ppo"):
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
+            )
+        if config.bc.augment and config.env.env_id.startswith("Sokoban-Macro"):
+            raise ValueError(
+                "bc.augment (--bc-augment) is for the Push and Move envs: the Macro env's "
+                "actions have no symmetry here"
             )
         lr_end = config.bc.lr_end
         if lr_end is not None and (isinstance(lr_end, bool) or not lr_end >= 0):

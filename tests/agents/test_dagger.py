@@ -201,6 +201,7 @@ def test_soko_train__dagger_writes_a_model_that_loads_and_acts(tmp_path, capsys)
         (["--dagger-retrain-steps", "-1"], "--dagger-retrain-steps"),
         (["--dagger-new-share", "1"], "--dagger-new-share"),
         (["--bc-lr-end", "-0.1"], "--bc-lr-end"),
+        (["--env", "Sokoban-Macro-v0", "--bc-augment"], "--bc-augment"),
     ],
 )
 def test_soko_train__bad_dagger_options_exit_2_naming_the_flag(tmp_path, capsys, flags, named):
