@@ -36,6 +36,7 @@ except ImportError as err:  # pragma: no cover - depends on the installed extras
 
 from gymnasium import spaces
 
+from agents.symmetry import MOVE_ACTION_COUNTS
 from soko_gym.engine.constants import N_DIRECTIONS, PLANE_PLAYER, PLANE_WALL
 
 POOLINGS = ("flatten", "mean-max")
@@ -256,7 +257,7 @@ class _SquareHeadsMixin:
         fe_kwargs.update(pooling="flatten", features_dim=0)  # the heads need the whole map
         space = args[1] if len(args) > 1 else kwargs.get("action_space")
         # the Move env: the heads read the player's square, so the map carries the player
-        fe_kwargs["player_plane"] = int(getattr(space, "n", 0)) in (N_DIRECTIONS, N_DIRECTIONS + 1)
+        fe_kwargs["player_plane"] = int(getattr(space, "n", 0)) in MOVE_ACTION_COUNTS
         kwargs["features_extractor_kwargs"] = fe_kwargs
         kwargs.setdefault("features_extractor_class", BoardCNN)
         self.value_hidden = value_hidden

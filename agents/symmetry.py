@@ -40,6 +40,9 @@ class Symmetry:
         return out[..., ::-1] if self.mirror else out
 
 
+MOVE_ACTION_COUNTS = (N_DIRECTIONS, N_DIRECTIONS + 1)  # the Move env's: 4 steps (+ the no-op)
+
+
 def _turn_direction(direction: int, turns: int, mirror: bool) -> int:
     """The direction ``direction`` becomes under the symmetry."""
     dr, dc = DIRECTION_DELTAS[direction]
@@ -61,7 +64,7 @@ def action_kind(height: int, width: int, n_actions: int) -> str:
     """
     if n_actions == N_DIRECTIONS * height * width:
         return "push"
-    if n_actions in (N_DIRECTIONS, N_DIRECTIONS + 1):
+    if n_actions in MOVE_ACTION_COUNTS:
         return "move"
     raise ValueError(
         f"symmetry augmentation is for the Push env ({N_DIRECTIONS * height * width} actions on "
