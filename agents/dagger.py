@@ -353,7 +353,8 @@ def run_dagger(
             row.update(failed=sum(s == "failed" for s, _ in labels))
         row["label_seconds"] = labeller.seconds - label_start
         row["dataset"] = len(aggregate)
-        if len(aggregate):
+        loaded = iteration == 0 and initial is not None and config.init_model is not None
+        if len(aggregate) and not loaded:  # a loaded policy has learned iteration 0's data
             data = aggregate.data()
             steps = gradient_steps(config, len(data.actions), iteration)
             weights = aggregate.weights(dagger.new_share)

@@ -311,6 +311,21 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
+def load_parameters(model: Any, path: str) -> None:
+    """Put the parameters of the saved model at ``path`` into ``model`` (``--init-model``).
+
+    Raises:
+        ValueError: naming ``--init-model`` when the saved network does not fit ``model``'s.
+    """
+    try:
+        model.set_parameters(path, exact_match=True, device=model.device)
+    except (RuntimeError, ValueError, KeyError) as err:
+        raise ValueError(
+            f"init_model (--init-model): {path} does not fit this run's env and network "
+            f"(same env id, observation, --channels/--layers/--residual/--border ...): {err}"
+        ) from None
+
+
 def train(config: TrainConfig) -> TrainResult:
     """Run ``config``: train, evaluate, checkpoint, and write logs and plots (module docstring).
 
@@ -368,6 +383,8 @@ def train(config: TrainConfig) -> TrainResult:
         return _train_rllib(config, run_args, env_kwargs, obs_size)
     env = make_train_env(config, env_kwargs)
     model = build_model(config, env, algo)
+    if config.init_model is not None:
+        load_parameters(model, config.init_model)
     model.set_logger(rl.configure(str(out), ["csv"]))
     run = _Run(config, out, meta, eval_env, len(eval_levels))
     rl_steps = config.bc.finetune_steps if config.algo in ("bc", "dagger") else config.steps

@@ -10,6 +10,7 @@ generated levels, W columns, H rows, N boxes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from soko_gym.levels.spec import parse_source, parse_sources
@@ -41,6 +42,8 @@ class EnvConfig:
             the network the policy shares (see benchmarks/RESULTS.md).
         dead_plane: add the dead-square plane to the observations.
         deadlock_termination: end an episode when a box is pushed into a simple deadlock.
+        deadlock_mask: leave the actions that push a box into a simple deadlock out of the
+            action mask (the env's ``deadlock_mask``).
     """
 
     env_id: str = "Sokoban-Push-v0"
@@ -52,6 +55,7 @@ class EnvConfig:
     reward_scheme: str = SCALED_BOXOBAN
     dead_plane: bool = True
     deadlock_termination: bool = True
+    deadlock_mask: bool = False
 
 
 @dataclass
@@ -270,6 +274,10 @@ class TrainConfig:
         max_seconds: stop RL training after this much wall time (0: no limit); the run
             then evaluates and saves as at its end. DAgger starts no iteration after it.
         overwrite: allow an output folder that already holds a run.
+        init_model: start from this saved model's parameters (a ``model.zip`` of the same env
+            and network, e.g. a shipped ``pretrained_models/NAME/model.zip``) instead of a
+            fresh network; with ``algo="dagger"`` and a dataset, iteration 0 only adds the
+            dataset to the aggregate (the loaded policy has learned it) and evaluates.
         quiet: no progress lines on stderr.
         env: the env.
         network: the policy network.
@@ -291,6 +299,7 @@ class TrainConfig:
     torch_threads: int = 1
     max_seconds: float = 0.0
     overwrite: bool = False
+    init_model: str | None = None
     quiet: bool = False
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
@@ -346,6 +355,11 @@ def check_config(config: TrainConfig) -> None:
         check_rllib(config.rllib)
     if config.algo == "dagger":
         check_dagger(config.dagger, config.rllib.ray_address)
+    if config.init_model is not None:
+        if config.algo == "rllib-ppo":
+            raise ValueError("init_model (--init-model) is for the stable-baselines3 algos")
+        if not Path(config.init_model).is_file():
+            raise ValueError(f"init_model (--init-model): no file {config.init_model!r}")
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
@@ -474,6 +488,7 @@ def env_kwargs_of(config: EnvConfig, obs_size: tuple[int, int]) -> dict[str, Any
         "dead_plane": bool(config.dead_plane),
         "reward_scheme": config.reward_scheme,
         "deadlock_termination": bool(config.deadlock_termination),
+        "deadlock_mask": bool(config.deadlock_mask),
     }
 
 

@@ -16,6 +16,7 @@ Prints a markdown table (solve rates at B = 120 for both protocols) and writes
 
     python benchmarks/boxoban_protocol.py --agents pretrained:boxoban-push,planner:astar
         [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
+        [--deadlock-mask]
 
 ``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
 expert the agents learn from, as a reference row. A Move-env agent (``pretrained:boxoban-move``)
@@ -103,6 +104,12 @@ def main() -> None:
     parser.add_argument("--levels", type=int, default=1000, help="first N levels of each set")
     parser.add_argument("--budget", type=int, default=120, help="actions per episode")
     parser.add_argument("--out", default="benchmarks/results/agents", help="CSV and PNG folder")
+    parser.add_argument(
+        "--deadlock-mask",
+        action="store_true",
+        help="play with the env's deadlock_mask (pushes into simple deadlocks masked); "
+        "the CSVs are named <agent>-dmask-<set>.csv",
+    )
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in SETS]
@@ -125,6 +132,9 @@ def main() -> None:
         else:
             agent = load_agent(spec)
         name = spec.split(":", 1)[1] if ":" in spec else Path(spec).parent.name
+        if args.deadlock_mask:
+            agent.env_kwargs["deadlock_mask"] = True
+            name += "-dmask"
         for set_name in sets:
             levels = load_levels(SETS[set_name])[: args.levels]
             rows = play(agent, levels, args.budget)

@@ -78,6 +78,7 @@ def warmup() -> None:
 def _warm_steps(board: Board) -> None:
     """Compile the env step kernels with the argument types the envs pass."""
     from soko_gym.engine import deadlock, reach, step
+    from soko_gym.engine.actions import KIND_PUSH
     from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_DTYPE, N_PLANES, SQUARE_DTYPE
 
     n = board.n_cells
@@ -119,6 +120,13 @@ def _warm_steps(board: Board) -> None:
         stamps,
         stack,
         np.zeros(4 * n, dtype=bool),
+    )
+    pushes = np.zeros(4 * n, dtype=bool)
+    step.push_mask(
+        cells, box_at, box_pos, int(n_boxes), board.offsets, player, stamps, stack, pushes
+    )
+    step.mask_dead_actions(
+        KIND_PUSH, cells, board.dead, box_at, board.offsets, player, seen, trail, pushes
     )
     step.macro_mask(
         cells,

@@ -30,6 +30,7 @@ from typing import Any
 import numba
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 
 from soko_gym.engine.actions import (
     KIND_MACRO,
@@ -400,12 +401,74 @@ def macro_mask(
     return k
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def push_is_dead(cells, dead, box_at, offsets, src, dst, seen, trail):
+    """Whether moving the box on ``src`` to the free square ``dst`` makes a simple deadlock.
+
+    ``box_at`` is changed for the test and restored. Other arguments as ``is_simple_deadlock``.
+    """
+    if dead[dst]:
+        return True
+    b = box_at[src]
+    box_at[src] = -1
+    box_at[dst] = b
+    lost = is_simple_deadlock(cells, dead, box_at, offsets, dst, seen, trail)
+    box_at[dst] = -1
+    box_at[src] = b
+    return lost
+
+
+@register_jitable
+def _pushed_box(kind, action, player, box_at, offsets, n_cells):
+    """``(src, dst)`` of the box ``action`` pushes (macro: its whole move); (-1, -1) for none."""
+    if kind == KIND_MOVE:
+        if action < 4:
+            nxt = player + offsets[action]
+            if box_at[nxt] >= 0:
+                return nxt, nxt + offsets[action]
+        return -1, -1
+    if kind == KIND_PUSH:
+        sq, d = square_push_parts(action)
+        return sq, sq + offsets[d]
+    return macro_parts(action, n_cells)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def mask_dead_actions(kind, cells, dead, box_at, offsets, player, seen, trail, mask):
+    """Clear the legal actions of ``mask`` whose push makes a simple deadlock (``push_is_dead``).
+
+    Args:
+        kind: ``KIND_MOVE``, ``KIND_PUSH`` or ``KIND_MACRO``.
+        cells, box_at, offsets: as in ``move_step``; ``dead``: uint8[n_cells] dead squares.
+        player: player square.
+        seen, trail: ``is_simple_deadlock`` scratch.
+        mask: the legal actions of ``kind`` (changed in place).
+
+    Returns:
+        ``(kept, cleared)``: legal actions left and cleared.
+    """
+    n = cells.shape[0]
+    kept = 0
+    cleared = 0
+    for a in range(mask.shape[0]):
+        if not mask[a]:
+            continue
+        src, dst = _pushed_box(kind, a, player, box_at, offsets, n)
+        if src >= 0 and push_is_dead(cells, dead, box_at, offsets, src, dst, seen, trail):
+            mask[a] = False
+            cleared += 1
+        else:
+            kept += 1
+    return kept, cleared
+
+
 # ---------------------------------------------------------------------------------------------
 # The per-env step: bundles and kernels
 # ---------------------------------------------------------------------------------------------
 
 EnvOptions = namedtuple(
-    "EnvOptions", ["kind", "rewards", "max_steps", "deadlock_termination", "noop_action"]
+    "EnvOptions",
+    ["kind", "rewards", "max_steps", "deadlock_termination", "noop_action", "deadlock_mask"],
 )
 EnvOptions.__doc__ = """What kind of env steps and how (the same for every env of a batch).
 
@@ -415,6 +478,8 @@ Fields:
     max_steps: truncate an episode after this many actions; 0: never (int).
     deadlock_termination: end an episode on a simple deadlock (bool).
     noop_action: the move env's ``NOOP_ACTION`` is legal (bool).
+    deadlock_mask: the mask leaves out actions whose push makes a simple deadlock, unless
+        every legal action does (bool).
 """
 
 EnvTables = namedtuple(
@@ -508,6 +573,7 @@ def new_env_options(
     max_steps: int = 0,
     deadlock_termination: bool = False,
     noop_action: bool = False,
+    deadlock_mask: bool = False,
 ) -> EnvOptions:
     """An ``EnvOptions`` bundle with the exact field types the kernels are compiled for."""
     return EnvOptions(
@@ -516,6 +582,7 @@ def new_env_options(
         int(max_steps),
         bool(deadlock_termination),
         bool(noop_action),
+        bool(deadlock_mask),
     )
 
 
@@ -685,7 +752,32 @@ def _act(kind, cells, offsets, state, scratch, i, action):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _write_mask(kind, opts, cells, offsets, state, scratch, i):
+def _write_mask(kind, opts, cells, dead, offsets, state, scratch, i):
+    """Write env i's action mask into ``state.masks[i]`` (``dead``: the level's dead squares).
+
+    With ``opts.deadlock_mask`` the actions whose push makes a simple deadlock are left out,
+    unless every legal action does: the position is lost either way, and a mask without a
+    legal action breaks masked policies.
+    """
+    _legal_mask(kind, opts, cells, offsets, state, scratch, i)
+    if opts.deadlock_mask:
+        kept, cleared = mask_dead_actions(
+            np.int64(kind),  # not the literal: one compiled kernel for the three kinds
+            cells,
+            dead,
+            state.box_at[i],
+            offsets,
+            state.player[i],
+            scratch.seen[i],
+            scratch.trail[i],
+            state.masks[i],
+        )
+        if kept == 0 and cleared > 0:
+            _legal_mask(kind, opts, cells, offsets, state, scratch, i)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _legal_mask(kind, opts, cells, offsets, state, scratch, i):
     """Write env i's legal actions into ``state.masks[i]``."""
     mask = state.masks[i]
     if kind == KIND_MOVE:
@@ -737,7 +829,7 @@ def _env_reset(kind, opts, tables, state, scratch, i, slot):
     state.steps[i] = 0
     state.moves[i] = 0
     state.pushes[i] = 0
-    _write_mask(kind, opts, cells, tables.offsets, state, scratch, i)
+    _write_mask(kind, opts, cells, tables.dead[slot], tables.offsets, state, scratch, i)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -746,7 +838,8 @@ def _env_step(kind, opts, tables, state, scratch, i, action):
 
     Decodes the action, moves, counts, tests for a simple deadlock after a push (with
     ``opts.deadlock_termination``), pays the reward, ends the episode when solved, deadlocked
-    or out of steps, and writes the new mask. An illegal action changes nothing but the step
+    or out of steps, and writes the new mask (without deadlocking pushes with
+    ``opts.deadlock_mask``). An illegal action changes nothing but the step
     count: it pays the step reward and leaves the mask as it was. With a nonzero-width
     ``scratch.lurd``, the action's LURD letters go to ``scratch.lurd[i, :moves]``.
 
@@ -785,7 +878,7 @@ def _env_step(kind, opts, tables, state, scratch, i, action):
     truncated = opts.max_steps > 0 and state.steps[i] >= opts.max_steps
     illegal = status == ACT_ILLEGAL
     if not illegal:  # an illegal action moved nothing: the mask stands
-        _write_mask(kind, opts, cells, offsets, state, scratch, i)
+        _write_mask(kind, opts, cells, tables.dead[s], offsets, state, scratch, i)
     return reward, solved or deadlock, truncated, illegal, deadlock, moves, pushes
 
 

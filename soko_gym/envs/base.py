@@ -76,6 +76,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         reward_scheme: str | RewardScheme | RewardFn = "boxoban",
         illegal_action: str = "noop",
         deadlock_termination: bool = False,
+        deadlock_mask: bool = False,
         level_order: str = "random",
         generator_kwargs: dict[str, Any] | None = None,
         render_mode: str | None = None,
@@ -105,6 +106,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         self.tile_size = tile_size
         self.illegal_action = illegal_action
         self.deadlock_termination = bool(deadlock_termination)
+        self.deadlock_mask = bool(deadlock_mask)
         self._coef, self._reward_fn = resolve_reward(reward_scheme)
         self._source = LevelSource(
             levels,
@@ -124,8 +126,13 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         self._n_planes = N_PLANES + int(self.dead_plane)
         table = self._source.table
         self._opts = new_env_options(
-            self.kind, self._coef, 0, self.deadlock_termination, getattr(self, "noop_action", False)
-        )  # no step limit here: gym.make's TimeLimit truncates the single env
+            self.kind,
+            self._coef,
+            0,  # no step limit here: gym.make's TimeLimit truncates the single env
+            self.deadlock_termination,
+            getattr(self, "noop_action", False),
+            self.deadlock_mask,
+        )
         self._tables = table.kernel_tables(self._offsets)
         self._state = new_env_state(1, n, table.max_boxes, self._n_planes, int(self.action_space.n))
         self._scratch = new_env_scratch(1, n, self.kind, record_lurd=True)

@@ -23,7 +23,8 @@ class SokobanMacroEnv(SokobanEnv):
     (``to_square != from_square``). An illegal action is a no-op that costs the step penalty and
     sets ``info["illegal_action"]`` (or raises with ``illegal_action="raise"``).
     ``action_masks()`` and ``info["action_mask"]`` give the legal actions; computing the mask
-    costs one push-path search per box.
+    costs one push-path search per box. With ``deadlock_mask=True`` the mask leaves out the
+    moves that end in a simple deadlock (as ``SokobanMoveEnv``).
 
     ## Observation Space
     As ``SokobanMoveEnv``.

@@ -30,7 +30,10 @@ class SokobanMoveEnv(SokobanEnv):
 
     A step into a wall, or into a box that cannot move, is illegal: a no-op that still costs the
     step penalty and sets ``info["illegal_action"]`` (or raises with ``illegal_action="raise"``).
-    ``action_masks()`` and ``info["action_mask"]`` give the legal actions.
+    ``action_masks()`` and ``info["action_mask"]`` give the legal actions. With
+    ``deadlock_mask=True`` they also leave out the actions whose push makes a simple deadlock
+    (a box on a dead square or frozen off a goal), unless every legal action does; such an
+    action stays legal when taken (a masked policy never takes it).
 
     ## Observation Space
     ``Box(0, 1, (C, H, W), uint8)``: planes wall, floor, goal, box, player (C = 5), plus dead
@@ -58,8 +61,8 @@ class SokobanMoveEnv(SokobanEnv):
     ## Arguments
     ``gym.make("Sokoban-Move-v0", levels=..., obs_size=None, obs_mode="planes",
     dead_plane=False, tile_size=8, reward_scheme="boxoban", illegal_action="noop",
-    deadlock_termination=False, level_order="random", generator_kwargs=None,
-    noop_action=False, render_mode=None, max_episode_steps=120)``.
+    deadlock_termination=False, deadlock_mask=False, level_order="random",
+    generator_kwargs=None, noop_action=False, render_mode=None, max_episode_steps=120)``.
     ``levels``: a pack name or selection (``"microban:1-10"``), a path, a Level, a list of Level,
     or ``"generated"`` (with ``generator_kwargs`` for ``soko_gym.levels.generate_level``).
     ``level_order``: levels drawn from ``np_random`` ("random") or in order ("sequential");

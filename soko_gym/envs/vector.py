@@ -144,6 +144,7 @@ class SokobanVectorEnv(VectorEnv):
             self.max_episode_steps or 0,
             tpl.deadlock_termination,
             getattr(tpl, "noop_action", False),
+            tpl.deadlock_mask,
         )
         self._tables = table.kernel_tables(tpl._offsets)
         self._state = new_env_state(

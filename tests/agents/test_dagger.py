@@ -251,6 +251,46 @@ def test_dagger__starts_from_a_collected_dataset_then_finetunes(tmp_path):
     assert (result.out / "dagger_model.zip").is_file()
 
 
+def test_dagger__init_model_continues_a_saved_policy(tmp_path):
+    from agents.trajectories import collect_dataset
+
+    path = tmp_path / "expert.npz"
+    collect_dataset(
+        "Sokoban-Push-v0",
+        "generated",
+        "astar",
+        path,
+        format="npz",
+        limit=6,
+        seed=1,
+        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
+        env_kwargs={"dead_plane": True},
+        progress=False,
+    )
+    first = dagger_config(tmp_path, "first", iterations=1)
+    first.bc = replace(first.bc, dataset=str(path))
+    saved = train(first).model_path
+    more = dagger_config(tmp_path, "more", iterations=2, labels=20)
+    more.bc = replace(more.bc, dataset=str(path))
+    more.init_model = str(saved)
+    result = train(more)
+    rows = read_csv(result.out / "dagger.csv")
+    # iteration 0 only reloads the dataset: the loaded policy is evaluated as it was saved
+    assert int(rows[0]["gradient_steps"]) == 0 and int(rows[0]["dataset"]) > 0
+    assert int(rows[1]["gradient_steps"]) == 40 and int(rows[1]["new_states"]) == 20
+    evals = read_csv(result.out / "eval.csv")
+    assert evals[0]["solve_rate"] == read_csv(saved.parent / "eval.csv")[-1]["solve_rate"]
+    wrong = dagger_config(tmp_path, "wrong", iterations=1)
+    wrong.network = replace(wrong.network, channels=16)
+    wrong.init_model = str(saved)
+    with pytest.raises(ValueError, match="--init-model"):
+        train(wrong)
+    missing = dagger_config(tmp_path, "missing", iterations=1)
+    missing.init_model = str(tmp_path / "nope.zip")
+    with pytest.raises(ValueError, match="--init-model"):
+        train(missing)
+
+
 def test_train_config__dagger_section_round_trips_through_its_json(tmp_path):
     config = dagger_config(tmp_path, "json", labels=77, beta0=0.5, sample=False, jobs=2)
     assert TrainConfig.from_dict(asdict(config)) == config

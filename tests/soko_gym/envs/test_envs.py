@@ -164,6 +164,79 @@ def test_deadlock_termination__ends_on_a_dead_square(env_id):
     assert not term and not info["deadlock"]
 
 
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_deadlock_mask__leaves_out_the_push_onto_a_dead_square(env_id):
+    # the player stands above the box: down pushes it onto the bottom row (no goal: dead)
+    level = [soko_gym.Level.from_xsb("#######\n# @   #\n# $ . #\n#     #\n#######")]
+    masked = make(env_id, levels=level, deadlock_mask=True)
+    plain = make(env_id, levels=level)
+    masked.reset(seed=0)
+    plain.reset(seed=0)
+    box = plain.square(2, 2)
+    if isinstance(plain, SokobanMoveEnv):
+        action = 1
+    elif isinstance(plain, SokobanPushEnv):
+        action = box * 4 + 1
+    else:
+        action = box * plain.obs_size[0] * plain.obs_size[1] + plain.square(3, 2)
+    assert plain.action_masks()[action] and not masked.action_masks()[action]
+    assert masked.action_masks().any()  # a push right, towards the goal, stays
+    _, _, _, _, info = masked.step(action)  # masked, not illegal: it still plays
+    assert not info["illegal_action"] and info["pushes"] == 1
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_deadlock_mask__keeps_the_mask_whole_when_every_push_deadlocks(env_id):
+    # the box can only go right, into a corner: the position is lost whatever is played
+    level = soko_gym.Level.from_xsb("#####\n#.  #\n## ##\n#@$ #\n#####")
+    masked = make(env_id, levels=[level], deadlock_mask=True)
+    plain = make(env_id, levels=[level])
+    masked.reset(seed=0)
+    plain.reset(seed=0)
+    assert np.array_equal(masked.action_masks(), plain.action_masks())
+    assert masked.action_masks().sum() >= 1
+
+
+def deadlocks(env_id, level_index, history, action):
+    """Whether ``action`` after replaying ``history`` ends the episode on a simple deadlock."""
+    env = make(env_id, levels="microban:1-40", deadlock_termination=True)
+    env.reset(options={"level_index": level_index})
+    for a in history:
+        env.step(a)
+    return env.step(action)[4]["deadlock"]
+
+
+@pytest.mark.parametrize("env_id", ["Sokoban-Push-v0", "Sokoban-Move-v0"])
+def test_deadlock_mask__clears_exactly_the_pushes_the_env_would_end_on(env_id):
+    masked = make(env_id, levels="microban:1-40", deadlock_mask=True)
+    n_cleared = 0
+    for seed in range(6):
+        _, info = masked.reset(seed=seed)
+        level_index = info["level_index"]
+        plain = make(env_id, levels="microban:1-40")
+        plain.reset(options={"level_index": level_index})
+        rng = np.random.default_rng(seed)
+        history = []
+        for _ in range(12):
+            legal, kept = plain.action_masks(), masked.action_masks()
+            dead = {
+                int(a) for a in np.flatnonzero(legal) if deadlocks(env_id, level_index, history, a)
+            }
+            if len(dead) == legal.sum():  # lost whatever is played: the mask stays whole
+                assert np.array_equal(kept, legal)
+            else:
+                assert set(np.flatnonzero(legal & ~kept).tolist()) == dead
+                assert not (kept & ~legal).any()
+                n_cleared += len(dead)
+            a = random_legal_action(masked, rng)
+            history.append(a)
+            _, _, term, _, _ = masked.step(a)
+            plain.step(a)
+            if term:
+                break
+    assert n_cleared > 0
+
+
 def test_illegal_action__is_a_costly_noop_or_raises():
     env = make("Sokoban-Move-v0", levels="microban:1")
     obs, _ = env.reset(seed=0)
