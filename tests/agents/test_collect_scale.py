@@ -301,12 +301,15 @@ def test_collect__ray_collects_the_episodes_of_jobs(tmp_path, local_ray):
         ("generated:7x7:2", {"limit": 4, "seed": 5}),
     ):
         on_ray, with_jobs = tmp_path / "ray.npz", tmp_path / "jobs.npz"
-        collect_dataset(
+        # no time limit: a loaded machine must not turn a solved level into a timeout
+        options = {**options, "time_limit": None}
+        ray_run = collect_dataset(
             PUSH, levels, out=on_ray, format="npz", backend=backend, progress=False, **options
         )
-        collect_dataset(
+        jobs_run = collect_dataset(
             PUSH, levels, out=with_jobs, format="npz", jobs=2, progress=False, **options
         )
+        assert ray_run.unsolved == jobs_run.unsolved == []
         assert_same_npz(on_ray, with_jobs)
         on_ray.unlink()
         with_jobs.unlink()
