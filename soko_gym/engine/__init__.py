@@ -125,6 +125,9 @@ def _warm_steps(board: Board) -> None:
     step.push_mask(
         cells, box_at, box_pos, int(n_boxes), board.offsets, player, stamps, stack, pushes
     )
+    sq, d = divmod(int(np.flatnonzero(pushes)[0]), 4)  # warmed itself: a cached caller won't
+    dst = sq + int(board.offsets[d])
+    step.push_is_dead(cells, board.dead, box_at, board.offsets, sq, dst, seen, trail)
     step.mask_dead_actions(
         KIND_PUSH, cells, board.dead, box_at, board.offsets, player, seen, trail, pushes
     )

@@ -876,5 +876,11 @@ def warmup_corral() -> None:
         pi_corral_pushes(
             board.dead, state.box_at, board.offsets, ct.stamps, ct.cstamp, ct.barrier, ct.info, 0
         )
+        n = label_corrals(
+            ct.cells, state.box_at, state.box_pos, ct.offsets, ct.stamps, ct.cstamp, ct.region,
+            ct.barrier, ct.info,
+        )  # fmt: skip
+        corral_key(ct, state.box_at, 0, np.int64(state.player))
+        corral_deadlock(ct, state.box_at, 0, np.int64(state.player))
     line_of, lines = wall_lines(board.cells, board.offsets)
     is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))
