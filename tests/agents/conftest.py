@@ -34,3 +34,22 @@ def tiny_agent(tmp_path_factory):
     model.save(path)
     (folder / "model.json").write_text(json.dumps({"env_id": "Sokoban-Push-v0"}))
     return path
+
+
+def collect_tiny(path, seed=1, limit=20, **env_kwargs):
+    """A* episodes on ``limit`` generated 6x6 one-box levels, as an npz dataset at ``path``."""
+    from agents.trajectories import collect_dataset
+
+    collect_dataset(
+        "Sokoban-Push-v0",
+        "generated",
+        "astar",
+        path,
+        format="npz",
+        limit=limit,
+        seed=seed,
+        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
+        env_kwargs={"dead_plane": True, **env_kwargs},
+        progress=False,
+    )
+    return path

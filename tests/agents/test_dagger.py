@@ -21,7 +21,7 @@ from agents.train_config import (  # noqa: E402
     check_config,
 )
 from soko_gym.cli import main as soko_main  # noqa: E402
-from tests.agents.conftest import DEAD_WALL  # noqa: E402
+from tests.agents.conftest import DEAD_WALL, collect_tiny  # noqa: E402
 
 GEN7 = "generated:7x7:1"
 
@@ -221,21 +221,7 @@ def test_check_config__dagger_section_errors_name_the_flag(tmp_path):
 
 
 def test_dagger__starts_from_a_collected_dataset_then_finetunes(tmp_path):
-    from agents.trajectories import collect_dataset
-
-    path = tmp_path / "expert.npz"
-    collect_dataset(
-        "Sokoban-Push-v0",
-        "generated",
-        "astar",
-        path,
-        format="npz",
-        limit=6,
-        seed=1,
-        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
-        env_kwargs={"dead_plane": True},
-        progress=False,
-    )
+    path = collect_tiny(tmp_path / "expert.npz", limit=6)
     config = dagger_config(tmp_path, "from-data", labels=20)
     config.bc = replace(config.bc, dataset=str(path), finetune_steps=64)
     config.ppo = replace(config.ppo, n_steps=16, batch_size=32)
@@ -252,21 +238,7 @@ def test_dagger__starts_from_a_collected_dataset_then_finetunes(tmp_path):
 
 
 def test_dagger__init_model_continues_a_saved_policy(tmp_path):
-    from agents.trajectories import collect_dataset
-
-    path = tmp_path / "expert.npz"
-    collect_dataset(
-        "Sokoban-Push-v0",
-        "generated",
-        "astar",
-        path,
-        format="npz",
-        limit=6,
-        seed=1,
-        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
-        env_kwargs={"dead_plane": True},
-        progress=False,
-    )
+    path = collect_tiny(tmp_path / "expert.npz", limit=6)
     first = dagger_config(tmp_path, "first", iterations=1)
     first.bc = replace(first.bc, dataset=str(path))
     saved = train(first).model_path

@@ -27,6 +27,7 @@ from agents.train_config import (  # noqa: E402
     parse_reward,
 )
 from soko_gym.cli import main as soko_main  # noqa: E402
+from tests.agents.conftest import collect_tiny  # noqa: E402
 
 GEN = "generated:6x6:1"  # tiny levels: every test run stays within seconds
 
@@ -219,24 +220,6 @@ def test_behaviour_clone__beats_chance_on_a_tiny_dataset(tmp_path):
     assert history[-1]["chance"] == pytest.approx(chance)
     assert after > max(chance, before) + 0.1
     env.close()
-
-
-def collect_tiny(path, seed=1, limit=20, **env_kwargs):
-    from agents.trajectories import collect_dataset
-
-    collect_dataset(
-        "Sokoban-Push-v0",
-        "generated",
-        "astar",
-        path,
-        format="npz",
-        limit=limit,
-        seed=seed,
-        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
-        env_kwargs={"dead_plane": True, **env_kwargs},
-        progress=False,
-    )
-    return path
 
 
 def test_train__bc_from_a_collected_dataset_then_finetune(tmp_path):
