@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from boxoban_protocol import SETS  # the same three sets (this script's folder is on sys.path)
 
 import planners
 from agents.evaluation import act, uses_masks
@@ -39,11 +40,6 @@ from soko_gym.levels import Level, load_levels
 from soko_gym.levels.xsb import parse_levels
 from soko_gym.provenance import machine_line
 
-SETS = {
-    "unfiltered-test": "boxoban-unfiltered-test",
-    "medium-valid": "boxoban-medium-valid",
-    "hard": "boxoban-hard",
-}
 CAUSES = ("simple deadlock", "other deadlock", "still solvable", "unknown")
 
 

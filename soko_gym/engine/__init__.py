@@ -110,17 +110,6 @@ def _warm_steps(board: Board) -> None:
     seen = np.zeros(n + 1, dtype=np.uint32)
     trail = np.empty(n, dtype=SQUARE_DTYPE)
     step.move_mask(cells, box_at, board.offsets, player, np.zeros(5, dtype=bool))
-    step.push_mask(
-        cells,
-        box_at,
-        box_pos,
-        int(n_boxes),
-        board.offsets,
-        player,
-        stamps,
-        stack,
-        np.zeros(4 * n, dtype=bool),
-    )
     pushes = np.zeros(4 * n, dtype=bool)
     step.push_mask(
         cells, box_at, box_pos, int(n_boxes), board.offsets, player, stamps, stack, pushes

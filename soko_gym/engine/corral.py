@@ -876,7 +876,7 @@ def warmup_corral() -> None:
         pi_corral_pushes(
             board.dead, state.box_at, board.offsets, ct.stamps, ct.cstamp, ct.barrier, ct.info, 0
         )
-        n = label_corrals(
+        label_corrals(  # afresh: the search below needs the position's labels
             ct.cells, state.box_at, state.box_pos, ct.offsets, ct.stamps, ct.cstamp, ct.region,
             ct.barrier, ct.info,
         )  # fmt: skip

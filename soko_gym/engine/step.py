@@ -407,8 +407,6 @@ def push_is_dead(cells, dead, box_at, offsets, src, dst, seen, trail):
 
     ``box_at`` is changed for the test and restored. Other arguments as ``is_simple_deadlock``.
     """
-    if dead[dst]:
-        return True
     b = box_at[src]
     box_at[src] = -1
     box_at[dst] = b
