@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from boxoban_protocol import SETS  # the same three sets (this script's folder is on sys.path)
+from boxoban_protocol import SETS  # the same three sets, from the script beside this one
 
 import planners
 from agents.evaluation import act, uses_masks
