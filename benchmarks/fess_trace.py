@@ -9,8 +9,9 @@ reports:
 
 - *Guidance*: at each position of the solution, the weight FESS gives the solution's next
   macro move (0: an advisor picked it), which advisors picked it, its rank in the node's move
-  order, and, for a difficult move, what the advisors picked instead. A solution FESS finds
-  fast needs few difficult moves; the count says how far the advisors are from this one.
+  order, and, for a difficult move, what the advisors picked instead (as a fresh search sees
+  the position: no deadlock patterns learned yet). A solution FESS finds fast needs few
+  difficult moves; the count says how far the advisors are from this one.
 - *Search*: after ``--seconds`` of search, the solution's positions found in the tree (same
   boxes, player in the same region), the deepest one's cell and weight, and the open nodes of
   its cell that come before it (lower weight): the work that stands between the search and
