@@ -3,6 +3,7 @@
     python benchmarks/bench_fess.py microban --jobs 2
     python benchmarks/bench_fess.py xsokoban --workers 2 --jsonl fess-xsokoban.jsonl
     python benchmarks/bench_fess.py xsokoban --only 14,29,40 --seconds 600 --workers 2
+    python benchmarks/bench_fess.py xsokoban --only 32,71 --options '{"plan": "targets"}'
 
 Each level runs in a worker process with its own time limit (``--seconds`` overrides the
 suite's); ``--workers 2`` solves each level with the FESS portfolio (both cores on one level;
@@ -50,15 +51,19 @@ SUITES = {
 
 
 def solve_one(
-    source: str, seconds: float, memory_mb: float, workers: int, job: tuple[int, str]
+    source: str,
+    seconds: float,
+    memory_mb: float,
+    workers: int,
+    options: dict,
+    job: tuple[int, str],
 ) -> dict:
     """One level's record (``planners.records``: 0-based ``index``) with FESS's own figures."""
     index, xsb = job
     level = soko_gym.levels.Level.from_xsb(xsb)
     t = time.perf_counter()
-    result = planners.solve(
-        level, "fess", SearchLimits(max_seconds=seconds, max_memory_mb=memory_mb), workers=workers
-    )
+    limits = SearchLimits(max_seconds=seconds, max_memory_mb=memory_mb)
+    result = planners.solve(level, "fess", limits, workers=workers, **options)
     wall = round(time.perf_counter() - t, 3)
     search = result.stats.get("search_seconds", 0.0)
     portfolio = result.stats.get("portfolio")
@@ -75,6 +80,7 @@ def solve_one(
         deadlocks=result.stats.get("deadlocks"),
         workers=workers,
         winner=portfolio["winner"] if portfolio else None,
+        options=options,
     )
 
 
@@ -88,7 +94,19 @@ def main() -> None:
     add_backend_options(parser)
     parser.add_argument("--workers", type=int, default=1, help="FESS portfolio size per level")
     parser.add_argument("--jsonl", default=None, help="append per-level records here")
+    parser.add_argument(
+        "--options",
+        default="{}",
+        help='FESS options as JSON (worker 0\'s with --workers 2), e.g. \'{"plan": "targets"}\'',
+    )
     args = parser.parse_args()
+    try:
+        options = json.loads(args.options)
+        if not isinstance(options, dict):
+            raise ValueError("a JSON object of FESS options is expected")
+        planners.get_planner("fess", **options)
+    except (TypeError, ValueError) as err:  # JSONDecodeError is a ValueError
+        parser.error(f"--options: {err}")
     suite = SUITES[args.suite]
     seconds = args.seconds or suite.seconds
     source = suite.source + (f":{args.select}" if args.select else "")
@@ -101,7 +119,7 @@ def main() -> None:
     out = open(args.jsonl, "a", encoding="utf-8") if args.jsonl else None  # noqa: SIM115
     rows: list[dict] = []
     t0 = time.perf_counter()
-    task = partial(solve_one, suite.source, seconds, args.memory_mb, args.workers)
+    task = partial(solve_one, suite.source, seconds, args.memory_mb, args.workers, options)
     jobs = [(i, (i, lv.to_xsb())) for i, lv in numbered]
     with closing(run(task, jobs, Backend.from_args(args), total=len(jobs))) as outcomes:
         for outcome in outcomes:
