@@ -4,8 +4,8 @@
         --lurd benchmarks/results/fess-xsokoban-600s-round2.jsonl
 
 The known solution (a LURD string, a file holding one, or a ``bench_fess.py`` JSONL file with a
-solved record of the level) is cut into macro moves (the pushes of one box in a row). Two
-reports:
+solved record of the level) is cut into macro moves (the pushes of one box in a row); the FESS
+configuration traced is the default or ``--options`` (JSON). Two reports:
 
 - *Guidance*: at each position of the solution, the weight FESS gives the solution's next
   macro move (0: an advisor picked it), which advisors picked it, its rank in the node's move
@@ -92,7 +92,7 @@ def region(board, boxes: set[int], start: int) -> set[int]:
     return seen
 
 
-def guidance(run: _FessRun, moves) -> int:
+def guidance(run: _FessRun, moves, final_player: int) -> int:
     """Print the guidance report; the number of difficult moves."""
     names = list(ADVISORS)
     difficult = 0
@@ -105,7 +105,12 @@ def guidance(run: _FessRun, moves) -> int:
             difficult += 1
             print(f"| {k} | {src}->{dst} | - | not generated | - | |")
             continue
-        j = rows[0]
+        # a macro move ends in one row per player region around the box: the solution's is
+        # the row whose player square lies in the region the solution's player ends in
+        after = set(boxes.tolist()) - {src} | {dst}
+        player_after = moves[k + 1][1] if k + 1 < len(moves) else final_player
+        reach = region(run.board, after, player_after)
+        j = next((i for i in rows if int(nm.full[i][3]) in reach), rows[0])
         w = int(nm.wts[j])
         who = [names[a] for a in range(len(names)) if nm.advised.get(j, 0) >> a & 1]
         rank = list(nm.order).index(j)
@@ -170,14 +175,24 @@ def main() -> None:
     parser.add_argument("level", type=int, help="1-based level number")
     parser.add_argument("--lurd", required=True, help="LURD string, file, or bench_fess JSONL")
     parser.add_argument("--seconds", type=float, default=30.0, help="search time")
+    parser.add_argument("--options", default="{}", help="FESS options as JSON (default: none)")
     args = parser.parse_args()
+    try:
+        options = json.loads(args.options)
+        if not isinstance(options, dict):
+            raise ValueError("a JSON object of FESS options is expected")
+        cfg = FessPlanner(**options)
+    except (TypeError, ValueError) as err:
+        parser.error(f"--options: {err}")
     level = soko_gym.load_levels(f"{args.pack}:{args.level}")[0]
-    moves = macro_moves(level, known_lurd(args.lurd, args.pack, args.level))
+    lurd = known_lurd(args.lurd, args.pack, args.level)
+    moves = macro_moves(level, lurd)
+    final_player = int(lurd_to_pushes(level, lurd)[-1][0])  # where the last push starts
     print(f"{args.pack} {args.level}: known solution of {len(moves)} macro moves\n")
-    run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
-    difficult = guidance(run, moves)
+    run = _FessRun(cfg, level.board, SearchLimits(), None)
+    difficult = guidance(run, moves, final_player)
     print(f"\ndifficult moves (weight > 0) on the known solution: {difficult} of {len(moves)}")
-    run = _FessRun(FessPlanner(), level.board, SearchLimits(), time.perf_counter() + args.seconds)
+    run = _FessRun(cfg, level.board, SearchLimits(), time.perf_counter() + args.seconds)
     search(run, moves)
 
 
