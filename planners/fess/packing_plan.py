@@ -296,16 +296,17 @@ def compute_packing_plan(
     a wrong guess, and its incomplete plan would point the search's first two feature axes
     the wrong way.
 
-    ``use_sink=False`` plans as for a level without a sink room (targets only, in the order
-    the backward search vacates them; the basin is every target's): the variant for levels
-    where the sink assumption misleads.
+    ``use_sink=False`` plans a level that has a sink room as one without (targets only, in the
+    order the backward search vacates them; the basin is every target's): the variant for
+    levels where the sink assumption misleads. A level without a sink room gets the
+    ``sinkless`` plan either way.
 
     Args:
         board: the level's static arrays.
         rooms: the level's rooms; computed when omitted.
         max_nodes: most positions the backward search stores, per sink room tried.
         max_seconds: time budget of the whole computation (None: no limit).
-        use_sink: False plans without a sink room (see above).
+        use_sink: False plans a level with a sink room as one without (see above).
         max_sinks: most sink rooms tried (1: the paper's choice only).
         sinkless: the plan of a level without a sink room: "ordered" (the targets in the order
             the backward search vacates them) or "unordered" (``unordered_plan``).
@@ -320,9 +321,11 @@ def compute_packing_plan(
     deadline = None if max_seconds is None else t0 + max_seconds
     rooms = rooms if rooms is not None else analyze_rooms(board)
     basins = target_basins(board)
-    candidates = sink_candidates(board, rooms, basins)[:max_sinks] if use_sink else []
+    candidates = sink_candidates(board, rooms, basins)[:max_sinks]
     if not candidates and sinkless == "unordered":
         return unordered_plan(board)
+    if not use_sink:
+        candidates = []
     near = walk_distance_from(board, board.goals)
     near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
     start_box = np.zeros(board.n_cells, dtype=np.uint8)

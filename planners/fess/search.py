@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -106,6 +106,8 @@ from planners.fess.packing_plan import (
     SINKLESS,
     PackingPlan,
     compute_packing_plan,
+    sink_candidates,
+    target_basins,
     unordered_plan,
     walk_distance_from,
 )
@@ -130,6 +132,8 @@ DEADLOCK_NAMES = {
     DL_LEARNED: "learned",
 }
 PLANS = ("sink", "targets", "unordered")
+# seconds portfolio worker 1 searches with the sink plan before its "targets" fallback
+PORTFOLIO_FALLBACK_AFTER = 60.0
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
 _FIRST_MOVES = 1 << 16  # first capacity of the move pool
@@ -222,13 +226,21 @@ class FessPlanner(Planner):
         plan_seconds: time budget of the packing-plan search.
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
             boxes on the board (1: the paper's choice only).
-        sinkless: with plan "sink", the plan of a level that has no sink room (targets in
-            open rooms, as in most Microban levels): "ordered" (as plan "targets") or
-            "unordered" (as plan "unordered").
+        sinkless: with plan "sink" or "targets", the plan of a level that has no sink room
+            (targets in open rooms, as in most Microban levels): "ordered" (the targets in
+            the order the backward search vacates them) or "unordered" (as plan "unordered").
         learned: store what each room or corral deadlock proof proved as a pattern and test
             every new position against the patterns (``planners.fess.learned``).
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
+        fallback: options of a second configuration (for example ``{"plan": "targets"}``)
+            that searches again from the start when this one has not solved the level after
+            ``fallback_after`` seconds, for the time left; the options not named stay this
+            planner's. A switch that would search the same way (a plan option on a level whose
+            plan it does not change, such as ``"targets"`` on a level without a sink room)
+            does not happen. None: no switch. The switch goes by the clock, so a search with
+            a fallback repeats itself only up to the switch.
+        fallback_after: seconds of this configuration before the fallback takes over.
     """
 
     name = "fess"
@@ -254,6 +266,8 @@ class FessPlanner(Planner):
         adaptive_budget: bool = True,
         learned: bool = True,
         seed: int | None = None,
+        fallback: dict[str, Any] | None = None,
+        fallback_after: float = 10.0,
     ) -> None:
         for name, value in (("advisor_weight", advisor_weight), ("move_weight", move_weight)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -299,6 +313,22 @@ class FessPlanner(Planner):
         self.adaptive_budget = adaptive_budget
         self.learned = learned
         self.seed = seed
+        if isinstance(fallback_after, bool) or not isinstance(fallback_after, int | float):
+            raise ValueError(f"fallback_after must be a positive number, got {fallback_after!r}")
+        if not fallback_after > 0:
+            raise ValueError(f"fallback_after must be a positive number, got {fallback_after!r}")
+        self.fallback_after = float(fallback_after)
+        self.fallback: dict[str, Any] | None = None
+        if fallback is not None:
+            if not isinstance(fallback, dict) or "fallback" in fallback:
+                raise ValueError(
+                    f"fallback must be a dict of FESS options without a fallback, got {fallback!r}"
+                )
+            try:
+                self._with(fallback)  # its options are checked now, not at the switch
+            except TypeError as err:
+                raise ValueError(f"fallback has an unknown option: {err}") from None
+            self.fallback = dict(fallback)
         # set by a portfolio (planners.portfolio): polled during the search, True stops it
         self.stop_check: Callable[[], bool] | None = None
 
@@ -309,11 +339,18 @@ class FessPlanner(Planner):
         Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
         the paper's alternative) with seeded tie-breaking, the paper's sink room even when
         its packing plan is incomplete (worker 0 tries further sink rooms then: a complete
-        plan is usually the better guide, not always) and, on a level without a sink room,
-        the unordered plan (worker 0 fills the targets in the backward search's order: each
-        solves Microban IV levels the other does not); further workers alternate the two
-        configurations, each worker with its own seed (the caller's seed plus its index). A
-        ``room_axis``, ``plan_sinks`` or ``sinkless`` the caller set holds for every worker.
+        plan is usually the better guide, not always), on a level without a sink room the
+        unordered plan (worker 0 fills the targets in the backward search's order: each
+        solves Microban IV levels the other does not), and no PI-corral pruning (sound, but
+        it makes the search deal with a corral first; without it worker 1 solved XSokoban 40
+        and 71, Sasquatch 33 and 34 and Microban IV 69 in 60 s, which no worker solved with
+        it, and lost XSokoban 16 and Sasquatch 35). After ``PORTFOLIO_FALLBACK_AFTER``
+        seconds unsolved, worker 1 searches again with the plan "targets" (no sink room) and
+        PI-corral pruning on levels where that changes its plan: XSokoban 32 falls to it in
+        20 s. Further workers alternate the two configurations, each worker with its own
+        seed (the caller's seed plus its index). A ``room_axis``, ``plan_sinks``,
+        ``sinkless``, ``pi_corrals``, ``plan`` or ``fallback`` the caller set holds for every
+        worker.
         """
         out = [dict(options)]
         seed = options.get("seed") or 0
@@ -322,16 +359,92 @@ class FessPlanner(Planner):
             room_axis = options.get("room_axis", not odd)
             sinks = options.get("plan_sinks", 1 if odd else 4)
             sinkless = options.get("sinkless", "unordered" if odd else "ordered")
-            out.append(
-                {**options, "room_axis": room_axis, "plan_sinks": sinks, "sinkless": sinkless,
-                 "seed": seed + i}
-            )  # fmt: skip
+            pi_corrals = options.get("pi_corrals", not odd)
+            config = {**options, "room_axis": room_axis, "plan_sinks": sinks,
+                      "sinkless": sinkless, "pi_corrals": pi_corrals, "seed": seed + i}  # fmt: skip
+            if odd and "plan" not in options and "fallback" not in options:
+                config["fallback"] = {"plan": "targets", "pi_corrals": True}
+                config["fallback_after"] = PORTFOLIO_FALLBACK_AFTER
+            out.append(config)
         return out
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
-        """Run FESS on ``level`` (see ``Planner.search``)."""
-        run = _FessRun(self, level.board, limits, deadline)
-        return run.run()
+        """Run FESS on ``level`` (see ``Planner.search``), then its fallback if it has one."""
+        if self.fallback is None:
+            return _FessRun(self, level.board, limits, deadline).run()
+        switch = time.perf_counter() + self.fallback_after
+        run = _FessRun(
+            self, level.board, limits, switch if deadline is None else min(deadline, switch)
+        )
+        out = run.run()
+        if (
+            out.status != "timeout"
+            or (deadline is not None and time.perf_counter() >= deadline)
+            or (self.stop_check is not None and self.stop_check())
+        ):
+            return out
+        first = dict(out.stats or {})
+        second = self._with(self.fallback)
+        switched = not _same_search(self, second, level.board)
+        if not switched:  # nothing new to try: search on
+            run.deadline = deadline
+            then = run.run()  # the tree and its counters go on from where they stopped
+            nodes, generated = then.nodes, then.generated
+        else:
+            second.stop_check = self.stop_check
+            rest = limits
+            if limits.max_nodes is not None:
+                rest = replace(limits, max_nodes=max(1, limits.max_nodes - out.generated))
+            then = _FessRun(second, level.board, rest, deadline).run()
+            nodes, generated = then.nodes + out.nodes, then.generated + out.generated
+        stats = dict(then.stats or {})
+        stats["fallback"] = {
+            "after_seconds": self.fallback_after,
+            "options": self.fallback,
+            "switched": switched,
+            "first_nodes": first.get("nodes", 0),
+        }
+        stats["nodes"] = generated
+        stats["search_seconds"] = stats.get("search_seconds", 0.0) + first.get(
+            "search_seconds", 0.0
+        )
+        return replace(then, nodes=nodes, generated=generated, stats=stats)
+
+    def _with(self, changes: dict[str, Any]) -> FessPlanner:
+        """A planner with this one's options (no fallback) changed by ``changes``."""
+        names = (
+            "advisor_weight", "move_weight", "advisors", "bipartite", "retrograde",
+            "room_deadlocks", "corral_deadlocks", "pi_corrals", "room_axis", "plan",
+            "deadlock_budget", "plan_nodes", "plan_seconds", "plan_sinks", "sinkless",
+            "adaptive_budget", "learned", "seed",
+        )  # fmt: skip
+        options = {name: getattr(self, name) for name in names}
+        return FessPlanner(**{**options, **changes})
+
+
+def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
+    """True when planners ``a`` and ``b`` would search ``board`` the same way.
+
+    Options that act during the search must be equal; the plan options matter as far as they
+    give the level another plan (a level without a sink room gets its ``sinkless`` plan from
+    "sink" and "targets" alike).
+    """
+    plan_options = ("plan", "plan_sinks", "plan_nodes", "plan_seconds", "sinkless")
+    for name, value in vars(a).items():
+        if name in (*plan_options, "fallback", "fallback_after", "stop_check"):
+            continue
+        if getattr(b, name) != value:
+            return False
+    has_sink = bool(sink_candidates(board, analyze_rooms(board), target_basins(board)))
+
+    def plan_of(p: FessPlanner) -> tuple:
+        if p.plan == "unordered" or (not has_sink and p.sinkless == "unordered"):
+            return ("unordered",)
+        if p.plan == "targets" or not has_sink:
+            return ("ordered", p.plan_nodes, p.plan_seconds)
+        return ("sink", p.plan_sinks, p.plan_nodes, p.plan_seconds)
+
+    return plan_of(a) == plan_of(b)
 
 
 class _FessRun:

@@ -429,3 +429,56 @@ def test_packing_plan_of_xsokoban_14_is_complete_and_every_step_is_pushable():
     ok = push_reachable(board)
     assert ok[plan.dst].all()
     assert ok[plan.src[plan.src >= 0]].all()
+
+
+def test_a_fallback_searches_again_with_its_plan_where_that_changes_the_plan():
+    # XSokoban 1 has a sink room: "targets" gives it another plan, so the fallback searches
+    # from the start after the first configuration's time (cut at once here)
+    from planners.fess.packing_plan import sink_candidates, target_basins
+    from planners.fess.rooms import analyze_rooms
+
+    level = load_levels("xsokoban:1")[0]
+    b = level.board
+    assert sink_candidates(b, analyze_rooms(b), target_basins(b))
+    result = solve(level, fallback={"plan": "targets"}, fallback_after=1e-3)
+    assert result.solved and verify(level, result.lurd).ok
+    info = result.stats["fallback"]
+    assert info["switched"] and info["options"] == {"plan": "targets"}
+    assert result.stats["plan_steps"] == compute_packing_plan(b, use_sink=False).n_steps
+
+
+def test_a_fallback_that_would_search_the_same_way_lets_the_first_search_go_on():
+    # Microban 1 has no sink room: "sink" and "targets" plan it alike, so no restart; the
+    # search goes on and its node count is the same as without a fallback
+    level = load_levels("microban:2")[0]
+    plain = planners.solve(level, "fess", SearchLimits(max_nodes=40))
+    cut = planners.solve(
+        level, "fess", SearchLimits(max_nodes=40), fallback={"plan": "targets"},
+        fallback_after=1e-3,
+    )  # fmt: skip
+    assert cut.stats["fallback"]["switched"] is False
+    assert cut.status == plain.status and cut.generated == plain.generated
+    assert cut.lurd == plain.lurd
+
+
+def test_bad_fallbacks_are_refused():
+    for fallback in ("targets", {"plan": "nowhere"}, {"fallback": {}}, {"no_such_option": 1}):
+        with pytest.raises(ValueError, match="fallback|plan"):
+            planners.get_planner("fess", fallback=fallback)
+    for after in (0, -1.0, True, "10"):
+        with pytest.raises(ValueError, match="fallback_after"):
+            planners.get_planner("fess", fallback={"plan": "targets"}, fallback_after=after)
+
+
+def test_same_search_compares_the_plan_a_level_gets_and_every_search_option():
+    from planners.fess.search import _same_search
+
+    sinkless = load_levels("microban:2")[0].board
+    with_sink = load_levels("xsokoban:1")[0].board
+    default = FessPlanner()
+    targets = FessPlanner(plan="targets")
+    assert _same_search(default, targets, sinkless)
+    assert not _same_search(default, targets, with_sink)
+    assert not _same_search(default, FessPlanner(sinkless="unordered"), sinkless)
+    assert not _same_search(default, FessPlanner(pi_corrals=False), sinkless)
+    assert _same_search(default, FessPlanner(plan_sinks=1), sinkless)
