@@ -391,6 +391,7 @@ class FessPlanner(Planner):
             then = run.run()  # the tree and its counters go on from where they stopped
             nodes, generated = then.nodes, then.generated
         else:
+            del run  # the first tree is not needed again: free it before the second grows
             second.stop_check = self.stop_check
             rest = limits
             if limits.max_nodes is not None:
