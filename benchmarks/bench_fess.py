@@ -84,6 +84,18 @@ def solve_one(
     )
 
 
+def fess_options(parser: argparse.ArgumentParser, text: str) -> dict:
+    """FESS options from ``--options`` JSON, checked by building the planner (else exit 2)."""
+    try:
+        options = json.loads(text)
+        if not isinstance(options, dict):
+            raise ValueError("a JSON object of FESS options is expected")
+        planners.get_planner("fess", **options)
+    except (TypeError, ValueError) as err:  # JSONDecodeError is a ValueError
+        parser.error(f"--options: {err}")
+    return options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", choices=sorted(SUITES))
@@ -100,13 +112,7 @@ def main() -> None:
         help='FESS options as JSON (worker 0\'s with --workers 2), e.g. \'{"plan": "targets"}\'',
     )
     args = parser.parse_args()
-    try:
-        options = json.loads(args.options)
-        if not isinstance(options, dict):
-            raise ValueError("a JSON object of FESS options is expected")
-        planners.get_planner("fess", **options)
-    except (TypeError, ValueError) as err:  # JSONDecodeError is a ValueError
-        parser.error(f"--options: {err}")
+    options = fess_options(parser, args.options)
     suite = SUITES[args.suite]
     seconds = args.seconds or suite.seconds
     source = suite.source + (f":{args.select}" if args.select else "")

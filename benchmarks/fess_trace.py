@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_fess import fess_options
 
 import soko_gym
 from planners import SearchLimits
@@ -177,13 +178,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="search time")
     parser.add_argument("--options", default="{}", help="FESS options as JSON (default: none)")
     args = parser.parse_args()
-    try:
-        options = json.loads(args.options)
-        if not isinstance(options, dict):
-            raise ValueError("a JSON object of FESS options is expected")
-        cfg = FessPlanner(**options)
-    except (TypeError, ValueError) as err:
-        parser.error(f"--options: {err}")
+    cfg = FessPlanner(**fess_options(parser, args.options))
     level = soko_gym.load_levels(f"{args.pack}:{args.level}")[0]
     lurd = known_lurd(args.lurd, args.pack, args.level)
     moves = macro_moves(level, lurd)

@@ -36,6 +36,7 @@ into pushes.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -413,13 +414,9 @@ class FessPlanner(Planner):
 
     def _with(self, changes: dict[str, Any]) -> FessPlanner:
         """A planner with this one's options (no fallback) changed by ``changes``."""
-        names = (
-            "advisor_weight", "move_weight", "advisors", "bipartite", "retrograde",
-            "room_deadlocks", "corral_deadlocks", "pi_corrals", "room_axis", "plan",
-            "deadlock_budget", "plan_nodes", "plan_seconds", "plan_sinks", "sinkless",
-            "adaptive_budget", "learned", "seed",
-        )  # fmt: skip
-        options = {name: getattr(self, name) for name in names}
+        names = inspect.signature(FessPlanner.__init__).parameters
+        skip = ("self", "fallback", "fallback_after")
+        options = {name: getattr(self, name) for name in names if name not in skip}
         return FessPlanner(**{**options, **changes})
 
 
