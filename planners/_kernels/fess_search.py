@@ -81,7 +81,8 @@ O_ROOM_AXIS = 6
 O_SEEDED = 7
 O_NODE_LIMIT = 8  # most nodes, -1 for none
 O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
-N_OPTS = 10
+O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
+N_OPTS = 11
 ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # FessTree.ctr
@@ -257,8 +258,19 @@ def _cell_of(tree, oop, packed, conn, rooms):
 
 
 @njit(cache=True, nogil=True)
-def _cell_worse(tree, a, b):
-    """True when cell ``a`` is worse than cell ``b`` (lexicographic on its features)."""
+def _cell_worse(tree, a, b, dominated):
+    """True when cell ``a`` is worse than cell ``b``.
+
+    Lexicographic on the features; with ``dominated``, better on no feature and worse on one.
+    """
+    if dominated:
+        worse = False
+        for i in range(4):
+            if tree.cell_feat[a, i] < tree.cell_feat[b, i]:
+                return False
+            if tree.cell_feat[a, i] > tree.cell_feat[b, i]:
+                worse = True
+        return worse
     for i in range(4):
         if tree.cell_feat[a, i] != tree.cell_feat[b, i]:
             return tree.cell_feat[a, i] > tree.cell_feat[b, i]
@@ -604,8 +616,8 @@ def _expand(t, sc, w, tree, dt, node, j):
     rooms = np.int64(row[K_ROOMS]) if t.opts[O_ROOM_AXIS] else np.int64(0)
     # int64 features at every call: one compiled _cell_of, not one per argument type
     c = _cell_of(tree, np.int64(row[K_OOP]), np.int64(row[K_PACKED]), np.int64(row[K_CONN]), rooms)
-    if _cell_worse(tree, c, tree.cell[node]):  # worse than its parent: its best ancestor's
-        c = tree.cell[node]
+    if _cell_worse(tree, c, tree.cell[node], t.opts[O_DOMINATED]):
+        c = tree.cell[node]  # worse than its parent's: the cell of its best ancestor
     tree.cell[child] = c
     tree.dead[child] = 0
     tree.mcount[child] = 0

@@ -78,6 +78,7 @@ from planners._kernels.fess_search import (
     N_OPTS,
     O_ADAPTIVE,
     O_CORRALS,
+    O_DOMINATED,
     O_FROZEN,
     O_LEARNED,
     O_NODE_LIMIT,
@@ -133,6 +134,7 @@ DEADLOCK_NAMES = {
     DL_LEARNED: "learned",
 }
 PLANS = ("sink", "targets", "unordered")
+CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 # seconds portfolio worker 1 searches with the sink plan before its "targets" fallback
 PORTFOLIO_FALLBACK_AFTER = 60.0
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
@@ -223,6 +225,11 @@ class FessPlanner(Planner):
             deadlock, so searches that only burn positions become cheap (Microban levels
             whose rooms hold their own targets spent 70-90% of the time there); False keeps
             ``deadlock_budget`` throughout. Corral searches always keep it.
+        cells: which new positions join their parent's cell instead of their own (Section
+            3, "Restricting the number of cells"): "lexicographic", those whose cell is worse
+            in the feature order (out of plan, packed, connectivity, room connectivity);
+            "dominated", only those whose cell is better on no feature and worse on one, so
+            a move that trades one feature for another opens its own cell.
         plan_nodes: most positions of the packing-plan search.
         plan_seconds: time budget of the packing-plan search.
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
@@ -265,6 +272,7 @@ class FessPlanner(Planner):
         plan_sinks: int = 4,
         sinkless: str = "ordered",
         adaptive_budget: bool = True,
+        cells: str = "dominated",
         learned: bool = True,
         seed: int | None = None,
         fallback: dict[str, Any] | None = None,
@@ -292,6 +300,8 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
+        if cells not in CELL_RULES:
+            raise ValueError(f"cells must be one of {', '.join(CELL_RULES)}, got {cells!r}")
         if sinkless not in SINKLESS:
             raise ValueError(f"sinkless must be one of {', '.join(SINKLESS)}, got {sinkless!r}")
         if isinstance(plan_sinks, bool) or not isinstance(plan_sinks, int) or plan_sinks < 1:
@@ -312,6 +322,7 @@ class FessPlanner(Planner):
         self.plan_sinks = plan_sinks
         self.sinkless = sinkless
         self.adaptive_budget = adaptive_budget
+        self.cells = cells
         self.learned = learned
         self.seed = seed
         if isinstance(fallback_after, bool) or not isinstance(fallback_after, int | float):
@@ -345,12 +356,15 @@ class FessPlanner(Planner):
         solves Microban IV levels the other does not), and no PI-corral pruning (sound, but
         it makes the search deal with a corral first; without it worker 1 solved XSokoban 40
         and 71, Sasquatch 33 and 34 and Microban IV 69 in 60 s, which no worker solved with
-        it, and lost XSokoban 16 and Sasquatch 35). After ``PORTFOLIO_FALLBACK_AFTER``
+        it, and lost XSokoban 16 and Sasquatch 35), and the lexicographic cell rule (worker 0's
+        default, "dominated", solved XSokoban 32 and Sasquatch 45 in 60 s, which neither
+        configuration solved with the lexicographic rule). After ``PORTFOLIO_FALLBACK_AFTER``
         seconds unsolved, worker 1 searches again with the plan "targets" (no sink room) and
-        PI-corral pruning on levels where that changes its plan: XSokoban 32 and 28 fall to
-        it in 20 s and 3 minutes. Further workers alternate the two configurations, each
-        worker with its own seed (the caller's seed plus its index). A ``room_axis``,
-        ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``plan`` or ``fallback`` the caller set
+        PI-corral pruning on levels where that changes its plan: XSokoban 32, 28 and 85 fall
+        to it in 20 s, 3 and 3 minutes. Further workers alternate the two configurations,
+        each worker with its own seed (the caller's seed plus its index). A ``room_axis``,
+        ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan`` or ``fallback`` the
+        caller set
         holds for every worker.
         """
         out = [dict(options)]
@@ -361,8 +375,10 @@ class FessPlanner(Planner):
             sinks = options.get("plan_sinks", 1 if odd else 4)
             sinkless = options.get("sinkless", "unordered" if odd else "ordered")
             pi_corrals = options.get("pi_corrals", not odd)
+            cells = options.get("cells", "lexicographic" if odd else "dominated")
             config = {**options, "room_axis": room_axis, "plan_sinks": sinks,
-                      "sinkless": sinkless, "pi_corrals": pi_corrals, "seed": seed + i}  # fmt: skip
+                      "sinkless": sinkless, "pi_corrals": pi_corrals, "cells": cells,
+                      "seed": seed + i}  # fmt: skip
             if odd and "plan" not in options and "fallback" not in options:
                 config["fallback"] = {"plan": "targets", "pi_corrals": True}
                 config["fallback_after"] = PORTFOLIO_FALLBACK_AFTER
@@ -520,6 +536,7 @@ class _FessRun:
         opts[O_SEEDED] = cfg.seed is not None
         opts[O_NODE_LIMIT] = -1 if limits.max_nodes is None else limits.max_nodes
         opts[O_ADAPTIVE] = cfg.adaptive_budget
+        opts[O_DOMINATED] = cfg.cells == "dominated"
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),

@@ -41,17 +41,26 @@ def test_fess_portfolio_options_keep_the_callers_options():
     assert configs[1]["plan_sinks"] == 1 and configs[2]["plan_sinks"] == 4  # the other plan
     assert configs[1]["sinkless"] == "unordered" and configs[2]["sinkless"] == "ordered"
     assert configs[1]["pi_corrals"] is False and configs[2]["pi_corrals"] is True
+    assert configs[1]["cells"] == "lexicographic" and configs[2]["cells"] == "dominated"
     assert configs[1]["fallback"] == {"plan": "targets", "pi_corrals": True}
     assert "fallback" not in configs[2]
     assert "fallback" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]
     fixed = FessPlanner.portfolio_options(
-        3, {"room_axis": False, "plan_sinks": 2, "sinkless": "ordered", "pi_corrals": True}
+        3,
+        {
+            "room_axis": False,
+            "plan_sinks": 2,
+            "sinkless": "ordered",
+            "pi_corrals": True,
+            "cells": "lexicographic",
+        },
     )
     assert all(
         c["room_axis"] is False
         and c["plan_sinks"] == 2
         and c["sinkless"] == "ordered"
         and c["pi_corrals"] is True
+        and c["cells"] == "lexicographic"
         for c in fixed
     )
     assert len({c["seed"] for c in fixed[1:]}) == 2

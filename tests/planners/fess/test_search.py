@@ -113,6 +113,7 @@ def test_weights_and_advisors_are_options():
         {"deadlock_budget": 256},
         {"plan_sinks": 1},
         {"seed": 3},
+        {"cells": "dominated"},
     ],
 )
 def test_search_variants_solve_and_verify(options):
@@ -130,6 +131,26 @@ def test_bad_variant_options_are_refused():
     for sinks in (0, -1, True, 2.0):
         with pytest.raises(ValueError, match="plan_sinks"):
             planners.get_planner("fess", plan_sinks=sinks)
+    with pytest.raises(ValueError, match="cells"):
+        planners.get_planner("fess", cells="pareto")
+
+
+def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_decides():
+    """The paper's example (Section 3): from cell (packed 2, connectivity 5), (2, 6) is worse
+    under both rules; (1, 3) trades a packed box for connectivity: worse in the feature order,
+    not dominated."""
+    from collections import namedtuple
+
+    from planners._kernels.fess_search import _cell_worse
+
+    Cells = namedtuple("Cells", ["cell_feat"])  # rows: oop, -packed, connectivity, rooms
+    tree = Cells(np.array([[0, -2, 5, 0], [0, -2, 6, 0], [0, -1, 3, 0], [0, -3, 5, 0]]))
+    for dominated in (0, 1):
+        assert _cell_worse(tree, 1, 0, dominated)  # (2, 6) from (2, 5)
+        assert not _cell_worse(tree, 3, 0, dominated)  # a box packed: better
+        assert not _cell_worse(tree, 0, 0, dominated)  # the same cell
+    assert _cell_worse(tree, 2, 0, 0)  # (1, 3): fewer packed comes first in the order
+    assert not _cell_worse(tree, 2, 0, 1)  # but better connectivity: its own cell
 
 
 def _run(xsb):
