@@ -10,8 +10,10 @@ Terms:
   reachable position was searched: the level is unsolvable.
 - *Feature space*: the 4-D product (out-of-plan boxes, packed boxes, connectivity, room
   connectivity). A *cell* is one point of it. A new position goes to its own cell unless that
-  cell is worse (by the feature ordering of Section 7) than its parent's; then it goes to the
-  parent's cell, i.e. to the cell of its best ancestor.
+  cell is worse than its parent's; then it goes to the parent's cell, i.e. to the cell of its
+  best ancestor. "Worse" is, by default, better on no feature and worse on one (a move that
+  trades one feature for another opens its own cell); with ``cells="lexicographic"`` it is
+  the feature ordering of Section 7.
 - *Weight*: a node's weight is its parent's plus the weight of the move that made it: the
   advisor weight (default 0) for moves an advisor picked, the normal weight (default 1) for the
   others (Section 7's best setting).
