@@ -359,15 +359,14 @@ class FessPlanner(Planner):
         it makes the search deal with a corral first; without it worker 1 solved XSokoban 40
         and 71, Sasquatch 33 and 34 and Microban IV 69 in 60 s, which no worker solved with
         it, and lost XSokoban 16 and Sasquatch 35), and the lexicographic cell rule (worker 0's
-        default, "dominated", solved XSokoban 32 and Sasquatch 45 in 60 s, which neither
-        configuration solved with the lexicographic rule). After ``PORTFOLIO_FALLBACK_AFTER``
-        seconds unsolved, worker 1 searches again with the plan "targets" (no sink room) and
-        PI-corral pruning on levels where that changes its plan: XSokoban 32, 28 and 85 fall
-        to it in 20 s, 3 and 3 minutes. Further workers alternate the two configurations,
-        each worker with its own seed (the caller's seed plus its index). A ``room_axis``,
-        ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan`` or ``fallback`` the
-        caller set
-        holds for every worker.
+        "dominated" solved XSokoban 32 and Sasquatch 45 in 60 s where the lexicographic rule
+        did not, and the lexicographic rule XSokoban 76 and 89 where "dominated" did not).
+        After ``PORTFOLIO_FALLBACK_AFTER`` seconds unsolved, worker 1 searches again with the
+        plan "targets" (no sink room) and PI-corral pruning on levels where that changes its
+        plan: XSokoban 28 and 85 fall to it in about 4 minutes each. Further workers
+        alternate the two configurations, each worker with its own seed (the caller's seed
+        plus its index). A ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``,
+        ``cells``, ``plan`` or ``fallback`` the caller set holds for every worker.
         """
         out = [dict(options)]
         seed = options.get("seed") or 0
