@@ -327,9 +327,11 @@ class FessPlanner(Planner):
         self.cells = cells
         self.learned = learned
         self.seed = seed
-        if isinstance(fallback_after, bool) or not isinstance(fallback_after, int | float):
-            raise ValueError(f"fallback_after must be a positive number, got {fallback_after!r}")
-        if not fallback_after > 0:
+        if (
+            isinstance(fallback_after, bool)
+            or not isinstance(fallback_after, int | float)
+            or not fallback_after > 0
+        ):
             raise ValueError(f"fallback_after must be a positive number, got {fallback_after!r}")
         self.fallback_after = float(fallback_after)
         self.fallback: dict[str, Any] | None = None
