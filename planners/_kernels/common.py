@@ -105,6 +105,21 @@ def expand_square_push(sq_push: int, offsets: np.ndarray) -> list[tuple[int, int
     return [(square + k * off, d) for k in range(steps)]
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def sort_prefix(a, n):
+    """Sort ``a[:n]`` in place (insertion sort: short runs, and no runtime needed to call it).
+
+    ``array.sort()`` needs numba's runtime, which the search kernels are compiled without.
+    """
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
 @njit(cache=True, nogil=True)
 def square_push(square, d, steps):
     """The square push of ``steps`` pushes in direction ``d`` of the box on ``square``."""

@@ -43,7 +43,7 @@ def new_hotspot_scratch(cells: np.ndarray, n_goals: int, n_floor: int) -> Hotspo
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_regions(cells, box_at, offsets, floor, label, stack):
     """Number of 4-connected areas of floor squares free of boxes (the connectivity feature).
 
@@ -82,8 +82,10 @@ def count_regions(cells, box_at, offsets, floor, label, stack):
     return n
 
 
-@njit(cache=True, nogil=True)
-def count_broken_room_edges(box_at, offsets, room_id, passage_id, edges, seen, stack, intact):
+@njit(cache=True, nogil=True, _nrt=False)
+def count_broken_room_edges(
+    box_at, offsets, floor, room_id, passage_id, edges, seen, stack, intact
+):
     """Number of room-graph edges that boxes break (the room connectivity feature).
 
     From the free squares of each room ``r`` a search walks through free squares of ``r`` and of
@@ -93,21 +95,23 @@ def count_broken_room_edges(box_at, offsets, room_id, passage_id, edges, seen, s
     Args:
         box_at: int16[n_cells] box index on each square, -1 for none.
         offsets: int32[4] flat index step per direction.
+        floor: int32[n_floor] the floor squares, increasing (only they are searched).
         room_id: int32[n_cells] room of each square, -1 for walls and passages.
         passage_id: int32[n_cells] passage of each floor square in no room, -1 elsewhere.
         edges: int32[n_edges, 2] room pairs of the room graph.
-        seen: int32[n_cells] scratch (the room whose search visited a square last).
+        seen: int32[n_cells] scratch (the room whose search visited a square last; only floor
+            squares are read).
         stack: int32[n_cells] scratch.
         intact: uint8[n_rooms, n_rooms] receives 1 where a room's search touched the other.
 
     Returns:
         Number of broken edges.
     """
-    n_cells = room_id.shape[0]
-    for i in range(n_cells):
-        seen[i] = -1
+    for i in range(floor.shape[0]):
+        seen[floor[i]] = -1
     intact[:, :] = 0
-    for start in range(n_cells):
+    for i in range(floor.shape[0]):
+        start = floor[i]
         r = room_id[start]
         if r < 0 or box_at[start] >= 0 or seen[start] == r:
             continue
@@ -137,7 +141,7 @@ def count_broken_room_edges(box_at, offsets, room_id, passage_id, edges, seen, s
     return n_broken
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_mobility(cells, box_at, box_pos, offsets, dead, player, stamps, stack):
     """Pushes the player can make now, and the boxes they move (the mobility feature).
 
@@ -161,7 +165,7 @@ def count_mobility(cells, box_at, box_pos, offsets, dead, player, stamps, stack)
     return count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps):
     """``count_mobility`` for the player fill already in ``stamps`` (its latest mark)."""
     mark = stamps[stamps.shape[0] - 1]
@@ -185,7 +189,7 @@ def count_pushes_from_fill(cells, box_at, box_pos, offsets, dead, stamps):
     return n_pushes, n_boxes
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pull_closure(cells, box_at, offsets, goal, stamps, stack, seen, queue):
     """Mark the (square, side) states from which a lone box can be pushed onto ``goal``.
 
@@ -247,7 +251,7 @@ def pull_closure(cells, box_at, offsets, goal, stamps, stack, seen, queue):
     return n_marked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _count_reachable_goals(cells, offsets, floor, goals, sc, out):
     """Per floor square, the goals a lone box there can reach; ``sc.box_at`` walls as given.
 
@@ -267,7 +271,7 @@ def _count_reachable_goals(cells, offsets, floor, goals, sc, out):
                 out[g, i] = 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def fill_hotspot_table(cells, offsets, floor, goals, sc, hot):
     """Fill the pair table of hotspot squares (see ``planners.fess.features``).
 
@@ -312,7 +316,7 @@ def fill_hotspot_table(cells, offsets, floor, goals, sc, hot):
     return n_hot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_hotspots(box_pos, floor_index, hot, out):
     """Number of boxes that are hotspots for at least one other box.
 
@@ -342,7 +346,7 @@ def count_hotspots(box_pos, floor_index, hot, out):
 UNORDERED = -2  # plan_src of every step of an unordered plan (``count_packed``)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_packed(box_at, plan_src, plan_dst):
     """Steps of a packing plan that the boxes already realise (the packed boxes feature).
 
@@ -378,7 +382,7 @@ def count_packed(box_at, plan_src, plan_dst):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def count_out_of_plan(box_pos, basin, plan_src, plan_dst, n_done, mark):
     """Boxes neither in the basin nor packed or parked by the plan's first ``n_done`` steps.
 

@@ -16,6 +16,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from planners._kernels.common import sort_prefix
 from planners._kernels.fess import pull_closure
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
@@ -108,7 +109,7 @@ def new_frozen_tables(board: Board, cache_size: int | None = None) -> FrozenTabl
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _build_reach(ft, frozen, table):
     """Fill ``table`` (uint16[n_goals, n_cells]) for the frozen squares ``frozen`` as walls."""
     n = ft.cells.shape[0]
@@ -130,7 +131,7 @@ def _build_reach(ft, frozen, table):
         ft.walls[frozen[i]] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def frozen_reach_slot(ft, frozen):
     """Cache slot holding the reach table of ``frozen`` (int32, increasing), built on a miss.
 
@@ -170,7 +171,7 @@ def frozen_reach_table(ft, frozen):
     return ft.cache_reach[frozen_reach_slot(ft, frozen)]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def frozen_bipartite_deadlock(ft, box_pos):
     """True when the boxes cannot all reach distinct targets with frozen boxes as walls.
 
@@ -197,9 +198,9 @@ def frozen_bipartite_deadlock(ft, box_pos):
                 on_goal = True
     if not on_goal:
         return False
+    sort_prefix(ft.frozen, np.int64(k))
     frozen = ft.frozen[:k]
-    frozen.sort()
-    table = frozen_reach_table(ft, frozen)
+    table = ft.cache_reach[frozen_reach_slot(ft, frozen)]
     return bipartite_deadlock(
         ft.cells, ft.dead, ft.goals, table, box_pos, ft.offsets, ft.seen, ft.work
     )

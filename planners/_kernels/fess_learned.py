@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from planners._kernels.common import sort_prefix
 from soko_gym.engine.reach import reach_player
 
 LearnedTables = namedtuple(
@@ -49,7 +50,7 @@ def new_learned_tables(n_cells: int, max_patterns: int, max_squares: int) -> Lea
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pattern_hash(squares, n, norm):
     """A non-zero hash of a pattern (increasing squares, then the player's square)."""
     h = np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(norm)
@@ -59,7 +60,7 @@ def _pattern_hash(squares, n, norm):
     return h | np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def learned_add(lt, squares, n, norm):
     """Store the pattern ``squares[:n]`` (distinct, any order; sorted in place) with ``norm``.
 
@@ -69,8 +70,8 @@ def learned_add(lt, squares, n, norm):
     used = lt.count[1]
     if n == 0 or p >= lt.norm.shape[0] or used + n > lt.squares.shape[0]:
         return False
+    sort_prefix(squares, np.int64(n))
     sq = squares[:n]
-    sq.sort()
     h = _pattern_hash(sq, n, norm)
     mask = lt.known.shape[0] - 1
     slot = np.int64(h & np.uint64(mask))
@@ -101,7 +102,7 @@ def learned_add(lt, squares, n, norm):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _contained(lt, p, box_at):
     """True when every square of pattern ``p`` holds a box."""
     for i in range(lt.start[p], lt.start[p + 1]):
@@ -110,7 +111,7 @@ def _contained(lt, p, box_at):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack):
     """True when ``player`` is in pattern ``p``'s region of the board holding only its boxes."""
     for i in range(lt.start[p], lt.start[p + 1]):
@@ -121,7 +122,7 @@ def _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack):
     return where == lt.norm[p]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stack):
     """Index of a stored pattern the position contains, or -1.
 
@@ -151,7 +152,7 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def move_matches_learned(lt, box_at, dst, player, offsets, sub_box_at, stamps, stack):
     """True when a box just moved to ``dst`` completes a stored pattern (the move is dead).
 

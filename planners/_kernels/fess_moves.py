@@ -186,7 +186,7 @@ def new_move_scratch(
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def edge_blocks(cells, box_at, offsets, floor, sc):
     """Biconnected blocks of the free squares (floor without boxes), by edge; player regions.
 
@@ -273,7 +273,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
     return n_regions
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _block_box_paths(cells, box_at, offsets, src, sc):
     """Fewest pushes of the box on ``src`` to every square (``engine.step.box_paths``).
 
@@ -326,7 +326,7 @@ def _block_box_paths(cells, box_at, offsets, src, sc):
     return tail
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     """Write every macro push move of a position and its features into ``moves``.
 
@@ -367,8 +367,8 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     sc.rooms0[0] = 0
     if tables.edges.shape[0] > 0:
         sc.rooms0[0] = count_broken_room_edges(
-            box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label, stack,
-            sc.intact,
+            box_at, offsets, floor, tables.room_id, tables.passage_id, tables.edges, sc.label,
+            stack, sc.intact,
         )  # fmt: skip
     n_moves = 0
     n_boxes = box_pos.shape[0]
@@ -396,14 +396,14 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         # the squares the box reaches, in board order (the order of the moves)
         dst_mark[n_cells] += 1
         mark = dst_mark[n_cells]
-        n_dst = 0
         for qi in range(tail):
-            q = sc.queue[qi] >> 2
-            if dst_mark[q] != mark:
-                dst_mark[q] = mark
+            dst_mark[sc.queue[qi] >> 2] = mark
+        n_dst = 0
+        for i in range(floor.shape[0]):  # floor squares come in increasing order
+            q = floor[i]
+            if dst_mark[q] == mark:
                 sc.dsts[n_dst] = q
                 n_dst += 1
-        sc.dsts[:n_dst].sort()
         for i in range(n_dst):
             dst = np.int64(sc.dsts[i])
             first = -1
@@ -463,7 +463,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     return n_moves
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions):
     """Per player region of ``box_at``: its pushes and its two smallest squares.
 
@@ -502,7 +502,7 @@ def _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions):
             sc.reg_min[r, 1] = v
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _mobility_without_fill(tables, sc, box_at, dst):
     """(normalized square, mobility, new pushes) of the player's region next to ``dst``.
 
@@ -539,7 +539,7 @@ def _mobility_without_fill(tables, sc, box_at, dst):
     return norm, n_mob, new_pushes
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, src, dst, n_regions):
     """Write the moves of the box moved from ``src`` to ``dst`` (already moved): one per region.
 
@@ -626,8 +626,8 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             feat[FEAT_ROOMS] = sc.rooms0[0]
             if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
                 feat[FEAT_ROOMS] = count_broken_room_edges(
-                    box_at, offsets, tables.room_id, tables.passage_id, tables.edges, sc.label,
-                    sc.stack, sc.intact,
+                    box_at, offsets, tables.floor, tables.room_id, tables.passage_id, tables.edges,
+                    sc.label, sc.stack, sc.intact,
                 )  # fmt: skip
             feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
@@ -688,7 +688,7 @@ def goal_bit_table(goal_dist: np.ndarray) -> np.ndarray:
     return bits
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _may_break_matching(cells, goal_bits, src, dst):
     """False when moving a box from ``src`` to ``dst`` cannot create a bipartite deadlock.
 
@@ -704,7 +704,7 @@ def _may_break_matching(cells, goal_bits, src, dst):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def keep_first_pushes(moves, n_moves, sq_pushes):
     """Compact ``moves`` in place to the moves whose first push is one of ``sq_pushes``.
 
@@ -730,7 +730,7 @@ def keep_first_pushes(moves, n_moves, sq_pushes):
     return kept
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _moved_hotspots(box_pos, floor_index, hot, counts, b, src, dst):
     """Hotspot boxes after box ``b`` moved from ``src`` to ``dst`` (``box_pos`` already moved).
 
@@ -811,7 +811,7 @@ def new_pull_scratch(cells: np.ndarray) -> PullScratch:
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pull_moves(tables, sc, box_at, box_pos, on_board, player, moves):
     """Write the macro pull moves of a packing-plan position (FESS paper, Section 6).
 
@@ -932,7 +932,7 @@ def pull_moves(tables, sc, box_at, box_pos, on_board, player, moves):
     return n_moves
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def retrograde_deadlock(cells, dead, offsets, goals, box_at, box_pos, seen, trail, sub_box_at):
     """Retrograde analysis (FESS paper, appendix): boxes packed and immobilized too soon.
 
@@ -992,7 +992,7 @@ def retrograde_deadlock(cells, dead, offsets, goals, box_at, box_pos, seen, trai
     return lost
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _is_frozen(cells, dead, box_at, offsets, sq, seen, trail):
     """True when the box on ``sq`` can never move: blocked on both axes by walls or frozen boxes.
 
@@ -1036,7 +1036,7 @@ def new_room_scratch(n_cells: int, budget: int, max_boxes: int = 10) -> RoomScra
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
     """Room deadlock detection (FESS paper, appendix), by a bounded push search.
 
@@ -1160,7 +1160,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
     return status
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def room_key(offsets, zobrist, box_at, area_squares, player, sub_box_at, stamps, stack):
     """The sub-problem ``room_deadlock`` solves, as a key.
 

@@ -51,6 +51,10 @@ OrderTables = namedtuple(
         "weights",  # int64[3]: advisor weight, normal weight, enabled advisor bits
         "width",  # int64[1] board width
         "mark",  # int32[n_cells] scratch, all 0 on entry and return
+        "idx",  # int64[cap] scratch (cap: the most moves a node can have)
+        "tmp",  # int64[cap] scratch
+        "rank",  # int64[cap] scratch
+        "ok",  # bool[cap] scratch
     ],
 )
 
@@ -65,12 +69,12 @@ OrderNode = namedtuple(
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _manhattan(a, b, width):
     return abs(a // width - b // width) + abs(a % width - b % width)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _best_beyond(moves, k, col, base, sign, ok, rank):
     """The best-ranked move whose column ``col`` lies beyond ``base`` in direction ``sign``."""
     for i in range(k):
@@ -78,7 +82,7 @@ def _best_beyond(moves, k, col, base, sign, ok, rank):
     return _pick(ok, rank)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pick(ok, rank):
     """The best-ranked move with ``ok`` set, or -1."""
     best = -1
@@ -88,7 +92,7 @@ def _pick(ok, rank):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def order_moves(moves, n_moves, tables, node, wts, order, picked):
     """Weights, advisor picks and order of a node's moves.
 
@@ -111,19 +115,12 @@ def order_moves(moves, n_moves, tables, node, wts, order, picked):
     width = tables.width[0]
     f = node.features
     # feature rank of every move (0 = best), ties by the tie-break key then by index
-    idx = np.arange(k)
-    tb = node.tiebreak[:k]
-    idx = idx[np.argsort(tb[idx], kind="mergesort")]
-    for col, sign in ((M_MOB, -1), (M_HOT, 1), (M_ROOMS, 1), (M_CONN, 1), (M_PACKED, -1),
-                      (M_OOP, 1)):  # fmt: skip
-        key = np.empty(k, dtype=np.int64)
-        for i in range(k):
-            key[i] = sign * moves[idx[i], col]
-        idx = idx[np.argsort(key, kind="mergesort")]
-    rank = np.empty(k, dtype=np.int64)
+    idx = tables.idx
+    _sort_by_features(moves, k, node.tiebreak, idx, tables.tmp)
+    rank = tables.rank[:k]
     for i in range(k):
         rank[idx[i]] = i
-    ok = np.zeros(k, dtype=np.bool_)
+    ok = tables.ok[:k]
     for i in range(k):
         wts[i] = normal_w
         picked[i] = 0
@@ -154,13 +151,81 @@ def order_moves(moves, n_moves, tables, node, wts, order, picked):
                 n_picked += 1
             picked[choice] |= 1 << a
             wts[choice] = advisor_w
-    by_weight = np.argsort(wts[idx], kind="mergesort")
+    # by weight, feature rank within a weight (two weights: a stable partition)
+    first = min(advisor_w, normal_w)
+    n = 0
     for i in range(k):
-        order[i] = idx[by_weight[i]]
+        if wts[idx[i]] == first:
+            order[n] = idx[i]
+            n += 1
+    for i in range(k):
+        if wts[idx[i]] != first:
+            order[n] = idx[i]
+            n += 1
     return n_picked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
+def _before(moves, tb, a, b):
+    """True when move ``a`` comes before move ``b`` in Section 7's feature order.
+
+    Fewer out-of-plan boxes, more packed, fewer regions, fewer broken room edges, fewer
+    hotspots, more mobility, then the tie-break key, then the index.
+    """
+    for col, sign in ((M_OOP, 1), (M_PACKED, -1), (M_CONN, 1), (M_ROOMS, 1), (M_HOT, 1),
+                      (M_MOB, -1)):  # fmt: skip
+        va = sign * np.int64(moves[a, col])
+        vb = sign * np.int64(moves[b, col])
+        if va != vb:
+            return va < vb
+    if tb[a] != tb[b]:
+        return tb[a] < tb[b]
+    return a < b
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sort_by_features(moves, k, tb, idx, tmp):
+    """Write into ``idx[:k]`` the moves ``0..k-1`` in feature order (bottom-up merge sort)."""
+    for i in range(k):
+        idx[i] = i
+    width = 1
+    src = idx
+    dst = tmp
+    in_idx = True  # whether ``src`` is ``idx``
+    while width < k:
+        lo = 0
+        while lo < k:
+            mid = min(lo + width, k)
+            hi = min(lo + 2 * width, k)
+            a = lo
+            b = mid
+            o = lo
+            while a < mid and b < hi:
+                if _before(moves, tb, src[b], src[a]):
+                    dst[o] = src[b]
+                    b += 1
+                else:
+                    dst[o] = src[a]
+                    a += 1
+                o += 1
+            while a < mid:
+                dst[o] = src[a]
+                a += 1
+                o += 1
+            while b < hi:
+                dst[o] = src[b]
+                b += 1
+                o += 1
+            lo = hi
+        src, dst = dst, src
+        in_idx = not in_idx
+        width *= 2
+    if not in_idx:
+        for i in range(k):
+            idx[i] = src[i]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _opener(moves, k, f, node, width, ok, rank):
     """Push the hottest hotspot, or a box near it away from it, not worsening connectivity."""
     counts = node.hot_counts
@@ -186,7 +251,7 @@ def _opener(moves, k, f, node, width, ok, rank):
     return _pick(ok, rank)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _out_of_plan(moves, k, f, tables, node, width, ok, rank):
     """Push the out-of-plan box nearest the basin into it, or a nearby box in to make room."""
     basin = tables.basin

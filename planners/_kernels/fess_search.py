@@ -193,18 +193,18 @@ DeadlockTables = namedtuple(
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _slot(h, mask):
     h = (h ^ (h >> np.uint64(31))) * _MIX
     return np.int64((h ^ (h >> np.uint64(29))) & np.uint64(mask))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tt_hash(h, norm):
     return h ^ (np.uint64(norm + 1) * np.uint64(0xBF58476D1CE4E5B9))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def tt_find(tree, h, norm):
     """(node with boxes hash ``h`` and normalized player ``norm`` or -1, its free slot)."""
     mask = tree.tt.shape[0] - 1
@@ -218,12 +218,12 @@ def tt_find(tree, h, norm):
         s = (s + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cell_code(oop, packed, conn, rooms):
     return (np.int64(oop) << 48) | (np.int64(packed) << 32) | (np.int64(conn) << 16) | rooms
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cell_slot(tree, code):
     """(cell id with packed features ``code`` or -1, its free slot)."""
     mask = tree.cell_tab.shape[0] - 1
@@ -238,7 +238,7 @@ def _cell_slot(tree, code):
         s = (s + 1) & mask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cell_of(tree, oop, packed, conn, rooms):
     """The id of the cell (oop, -packed, conn, rooms), made when new."""
     code = _cell_code(oop, packed, conn, rooms)
@@ -257,7 +257,7 @@ def _cell_of(tree, oop, packed, conn, rooms):
     return c
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cell_worse(tree, a, b, dominated):
     """True when cell ``a`` is worse than cell ``b``.
 
@@ -277,7 +277,7 @@ def _cell_worse(tree, a, b, dominated):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def rehash_tree(tree):
     """Fill ``tt`` and ``cell_tab`` (all -1) from the nodes and cells (after ``grow_tree``)."""
     mask = tree.tt.shape[0] - 1
@@ -296,7 +296,7 @@ def rehash_tree(tree):
 # ---------------------------------------------------------------------- cell heaps
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _less(tree, a, b):
     """True when node ``a``'s next move comes before node ``b``'s (weight, features, tick)."""
     ra = tree.mstart[a] + tree.morder[tree.mstart[a] + tree.mnext[a]]
@@ -314,7 +314,7 @@ def _less(tree, a, b):
     return tree.tick[a] < tree.tick[b]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _merge(tree, h1, h2):
     """Skew-heap merge of the heaps rooted at ``h1`` and ``h2`` (-1 empty); returns the root."""
     if h1 < 0:
@@ -338,7 +338,7 @@ def _merge(tree, h1, h2):
         cur = r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _push_node(tree, node):
     """Put the node's next move into its cell's heap (the cell made active when it is not)."""
     if tree.mnext[node] >= tree.mcount[node]:
@@ -358,7 +358,7 @@ def _push_node(tree, node):
     tree.cell_root[c] = _merge(tree, np.int64(tree.cell_root[c]), np.int64(node))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _pop(tree, c):
     """Remove and return the first node of cell ``c``'s heap (not empty)."""
     root = tree.cell_root[c]
@@ -371,7 +371,7 @@ def _pop(tree, c):
 # ---------------------------------------------------------------------- dead marking
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mark_dead(tree, node):
     while node >= 0 and not tree.dead[node]:
         tree.dead[node] = 1
@@ -384,7 +384,7 @@ def _mark_dead(tree, node):
         node = parent
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _close_move(tree, node):
     """A move of ``node`` led nowhere new: one fewer open move."""
     tree.n_open[node] -= 1
@@ -395,7 +395,7 @@ def _close_move(tree, node):
 # ---------------------------------------------------------------------- positions
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _load(tree, w, node):
     """Put ``node``'s position into ``w.box_at`` and ``w.box_pos`` (clearing the last one)."""
     for b in range(w.box_pos.shape[0]):
@@ -406,7 +406,7 @@ def _load(tree, w, node):
         w.box_at[sq] = b
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _next_random(w):
     x = w.rng[0]
     x ^= x >> np.uint64(12)
@@ -416,7 +416,7 @@ def _next_random(w):
     return x * np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _room_test(t, sc, w, learned, player, dst):
     """The room deadlock search on the room the moved box ends in (or next to); True: dead."""
     mt = t.mt
@@ -454,7 +454,7 @@ def _room_test(t, sc, w, learned, player, dst):
     return status == ROOM_DEADLOCK
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _adapt(budget, ran_out, proved, cap):
     """The next budget of a bounded deadlock search after one that ``ran_out`` or ``proved``.
 
@@ -473,7 +473,7 @@ def _adapt(budget, ran_out, proved, cap):
     return budget
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
 
@@ -515,7 +515,7 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def generate_moves(t, sc, w, tree, dt, node):
     """Generate, order and store the moves of ``node`` (loaded); returns their count."""
     player = np.int64(tree.player[node])
@@ -564,7 +564,7 @@ def generate_moves(t, sc, w, tree, dt, node):
     return k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _is_solved(t, w):
     for b in range(w.box_pos.shape[0]):
         if not t.goal[w.box_pos[b]]:
@@ -572,7 +572,7 @@ def _is_solved(t, w):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _expand(t, sc, w, tree, dt, node, j):
     """Make move ``j`` of ``node`` (loaded); returns S_SOLVED or S_SLICE."""
     ctr = tree.ctr
@@ -643,7 +643,7 @@ def _expand(t, sc, w, tree, dt, node, j):
     return S_SLICE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _start(t, sc, w, tree, dt):
     """Store the root (node 0, written by the caller), generate its moves, put it in its cell."""
     ctr = tree.ctr
@@ -665,7 +665,7 @@ def _start(t, sc, w, tree, dt):
     _push_node(tree, root)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def fess_run(t, sc, w, tree, dt, budget):
     """Run the FESS cycle for at most ``budget`` expansions; returns an S_* status.
 

@@ -129,6 +129,7 @@ class FeatureEvaluator:
             count_broken_room_edges(
                 box_at,
                 self.board.offsets,
+                self.board.floor,
                 r.room_id,
                 r.passage_id,
                 r.edges,

@@ -519,6 +519,7 @@ class _FessRun:
             room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets),
         )  # fmt: skip
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
+        cap = max(1, 4 * nb * nf)  # the most moves a node can have
         order_tables = OrderTables(
             self.plan.basin,
             self.basin_dist.astype(np.int32),
@@ -527,6 +528,10 @@ class _FessRun:
             np.array([cfg.advisor_weight, cfg.move_weight, enabled], dtype=np.int64),
             np.array([board.width], dtype=np.int64),
             np.zeros(n, dtype=np.int32),
+            np.zeros(cap, dtype=np.int64),
+            np.zeros(cap, dtype=np.int64),
+            np.zeros(cap, dtype=np.int64),
+            np.zeros(cap, dtype=np.bool_),
         )
         opts = np.zeros(N_OPTS, dtype=np.int64)
         opts[O_RETROGRADE] = cfg.retrograde
@@ -546,7 +551,6 @@ class _FessRun:
             room_area, room_sq, room_start, opts,
         )  # fmt: skip
         budget = cfg.deadlock_budget
-        cap = max(1, 4 * nb * nf)
         seed = 0 if cfg.seed is None else int(cfg.seed)
         self.work = FessScratch(
             box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),

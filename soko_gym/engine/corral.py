@@ -71,7 +71,7 @@ _EMPTY = -1
 _MARK_LIMIT = 0x7FFFFFFF
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def label_corrals(cells, box_at, box_pos, offsets, stamps, cstamp, region, barrier, info):
     """Find every corral next to a barrier box and record its squares and barrier.
 
@@ -154,13 +154,13 @@ def label_corrals(cells, box_at, box_pos, offsets, stamps, cstamp, region, barri
     return n_corrals
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _in_k(stamps, cstamp, sq, mark):
     """True when ``sq`` is a square of the corral labelled ``mark`` (not one of its boxes)."""
     return cstamp[sq] == mark and stamps[sq] != stamps[stamps.shape[0] - 1] + np.uint32(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _in_barrier(offsets, stamps, cstamp, sq, mark):
     """True when ``sq`` holds a barrier box next to a square of the corral labelled ``mark``."""
     if stamps[sq] != stamps[stamps.shape[0] - 1] + np.uint32(1):
@@ -171,7 +171,7 @@ def _in_barrier(offsets, stamps, cstamp, sq, mark):
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pi_corral_pushes(dead, box_at, offsets, stamps, cstamp, barrier, info, k):
     """Number of pushes into corral ``k`` when it is a PI-corral, else -1.
 
@@ -220,7 +220,7 @@ def pi_corral_pushes(dead, box_at, offsets, stamps, cstamp, barrier, info, k):
     return count
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def best_pi_corral(dead, box_at, offsets, stamps, cstamp, barrier, info, n_corrals):
     """The PI-corral with the fewest pushes into it.
 
@@ -244,7 +244,7 @@ def best_pi_corral(dead, box_at, offsets, stamps, cstamp, barrier, info, n_corra
     return best, best_count
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def keep_pushes_into(box_pos, offsets, cstamp, mark, pushes, n_pushes):
     """Compact ``pushes`` in place to the pushes whose box lands on a square labelled ``mark``.
 
@@ -269,7 +269,7 @@ def keep_pushes_into(box_pos, offsets, cstamp, mark, pushes, n_pushes):
     return kept
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _is_open(region, start, length, sub_box_at, stamps):
     """True when the latest fill reaches every free square of the corral's K."""
     mark = stamps[stamps.shape[0] - 1]
@@ -280,7 +280,7 @@ def _is_open(region, start, length, sub_box_at, stamps):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _sub_slot(sub_hash, sub_player, h, p):
     """Slot of key (h, p) in the sub-search's open-addressing table (linear probing)."""
     mask = sub_hash.shape[0] - 1
@@ -292,7 +292,7 @@ def _sub_slot(sub_hash, sub_player, h, p):
     return i
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_deadlock(ct, box_at, k, player):
     """Decide by a bounded push search whether corral ``k`` makes the position a deadlock.
 
@@ -409,7 +409,7 @@ def corral_deadlock(ct, box_at, k, player):
     return status
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_key(ct, box_at, k, player):
     """The sub-problem ``corral_deadlock`` solves for corral ``k``, as a key.
 
@@ -574,7 +574,7 @@ def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int =
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_label(ct, box_at, box_pos, player):
     """Find the corrals of a position (``reach_player`` then ``label_corrals``).
 
@@ -598,7 +598,7 @@ def corral_label(ct, box_at, box_pos, player):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _memo_slot(h_boxes, h_region, norm, mask):
     """Memo slot of a ``corral_key`` triple (a mix of all three, masked)."""
     x = h_boxes ^ (h_region * np.uint64(0x9E3779B97F4A7C15))
@@ -609,7 +609,7 @@ def _memo_slot(h_boxes, h_region, norm, mask):
     return np.int64(x & np.uint64(mask))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _write_proof(ct, box_at, k, norm):
     """Store corral ``k``'s box squares (barrier, then the boxes in K) and ``norm`` as proof."""
     m = 0
@@ -627,7 +627,7 @@ def _write_proof(ct, box_at, k, norm):
     ct.out[OUT_PROOF_NORM] = norm
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_status(ct, box_at, box_pos, player):
     """Corral deadlock test of the position labelled by ``corral_label`` (same arguments).
 
@@ -687,7 +687,7 @@ def corral_status(ct, box_at, box_pos, player):
     return result
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_pi_sq_pushes(ct, box_at, box_pos, player, out):
     """Pushes PI-corral pruning keeps in the position labelled by ``corral_label``.
 

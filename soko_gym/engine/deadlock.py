@@ -29,7 +29,7 @@ LINE_GOALS = 3  # goals on it
 N_LINE = 4
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _blocked(cells, dead, offsets, sq, axis, seen, mark):
     """Whether the box on ``sq`` cannot move along ``axis`` (0 vertical, 1 horizontal)."""
     a = sq + offsets[2 * axis]
@@ -41,7 +41,7 @@ def _blocked(cells, dead, offsets, sq, axis, seen, mark):
     return dead[a] != 0 and dead[b] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_simple_deadlock(cells, dead, box_at, offsets, sq, seen, trail):
     """True when the box just pushed onto ``sq`` makes the position unsolvable (simple test).
 

@@ -210,7 +210,7 @@ def matching_bound_update(goal_dist, box_pos, match, box, work):
     return matching_bound_of(match)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def mark_frozen_boxes(cells, dead, box_pos, offsets, seen):
     """Mark the boxes that can never move again, over the whole position.
 
@@ -259,7 +259,7 @@ def mark_frozen_boxes(cells, dead, box_pos, offsets, seen):
     return count
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def bipartite_deadlock(cells, dead, goals, goal_dist, box_pos, offsets, seen, work):
     """True when the boxes cannot all reach distinct goals (bipartite deadlock test).
 

@@ -522,7 +522,7 @@ def level_patterns(board, library: PatternLibrary | None = None) -> LevelPattern
     return LevelPatterns(square_start, square_instance, instance_boxes)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def is_pattern_deadlock(box_at, sq, square_start, square_instance, instance_boxes):
     """True when a placed deadlock pattern through ``sq`` has a box on each of its box cells.
 

@@ -13,7 +13,7 @@ from numba import njit
 from soko_gym.engine.constants import FLOOR
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def legal_pushes(cells, box_at, box_pos, offsets, stamps, out):
     """List the pushes legal in the current state.
 
@@ -55,7 +55,7 @@ def is_legal_push(cells, box_at, box_pos, offsets, stamps, push):
     return stamps[sq - offsets[d]] == mark and (cells[dest] & FLOOR) != 0 and box_at[dest] < 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def apply_push(box_pos, box_at, offsets, zobrist, box_hash, push):
     """Push a box one square, updating positions, occupancy and hash in place.
 
@@ -79,7 +79,7 @@ def apply_push(box_pos, box_at, offsets, zobrist, box_hash, push):
     return old, box_hash ^ zobrist[old] ^ zobrist[new]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def undo_push(box_pos, box_at, offsets, zobrist, box_hash, push):
     """Take back ``apply_push(push)`` in place.
 

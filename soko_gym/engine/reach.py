@@ -38,7 +38,7 @@ def reset_stamps(cells, stamps):
     stamps[n] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def next_mark(stamps):
     """Advance the stamp mark by two and return it, clearing the buffer on wrap-around.
 
@@ -57,7 +57,7 @@ def next_mark(stamps):
     return mark
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def reach_player(box_at, offsets, start, stamps, stack):
     """Flood-fill the squares the player reaches from ``start`` without pushing.
 
