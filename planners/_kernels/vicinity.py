@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from planners._kernels.common import sort_prefix
 from soko_gym.engine.constants import FLOOR
 from soko_gym.engine.reach import reach_player, walk_distances
 
@@ -181,18 +182,6 @@ def _moved_row(configs, cfg, old, new, row):
 
 
 @njit(cache=True, nogil=True)
-def _sort_small(row):
-    """Insertion sort of a short int32 row in place."""
-    for i in range(1, row.shape[0]):
-        v = row[i]
-        j = i - 1
-        while j >= 0 and row[j] > v:
-            row[j + 1] = row[j]
-            j -= 1
-        row[j + 1] = v
-
-
-@njit(cache=True, nogil=True)
 def vicinity_configs(positions, first, near, k1, k2, occupied, out):
     """Configurations near path positions: one box on its k1 nearest squares, another on its k2.
 
@@ -236,7 +225,7 @@ def vicinity_configs(positions, first, near, k1, k2, occupied, out):
                     for b in range(n):
                         out[count, b] = positions[p, b]
                     out[count, i] = s1
-                    _sort_small(out[count])
+                    sort_prefix(out[count], np.int64(out.shape[1]))
                     count += 1
                     continue
                 for j in range(n):
@@ -253,7 +242,7 @@ def vicinity_configs(positions, first, near, k1, k2, occupied, out):
                             out[count, b] = positions[p, b]
                         out[count, i] = s1
                         out[count, j] = s2
-                        _sort_small(out[count])
+                        sort_prefix(out[count], np.int64(out.shape[1]))
                         count += 1
         for b in range(n):
             occupied[positions[p, b]] = 0
@@ -308,7 +297,7 @@ def expand_positions(cells, offsets, rows, players, box_at, stamps, stack, out_r
             for b in range(nb):
                 if out_rows[k, b] == sq:
                     out_rows[k, b] = dest
-            _sort_small(out_rows[k])
+            sort_prefix(out_rows[k], np.int64(out_rows.shape[1]))
         count += pushes
         for b in range(nb):
             box_at[rows[p, b]] = -1
