@@ -165,12 +165,6 @@ def frozen_reach_slot(ft, frozen):
     return slot
 
 
-@njit(cache=True, nogil=True)
-def frozen_reach_table(ft, frozen):
-    """Reach table (uint16[n_goals, n_cells] view into the cache) of ``frozen``, increasing."""
-    return ft.cache_reach[frozen_reach_slot(ft, frozen)]
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def frozen_bipartite_deadlock(ft, box_pos):
     """True when the boxes cannot all reach distinct targets with frozen boxes as walls.
@@ -215,6 +209,5 @@ __all__ = [
     "default_cache_size",
     "frozen_bipartite_deadlock",
     "frozen_reach_slot",
-    "frozen_reach_table",
     "new_frozen_tables",
 ]

@@ -20,7 +20,7 @@ from planners._kernels.fess_frozen import (
     FC_HITS,
     FrozenTables,
     frozen_bipartite_deadlock,
-    frozen_reach_table,
+    frozen_reach_slot,
     new_frozen_tables,
 )
 from soko_gym.engine.board import Board
@@ -70,7 +70,7 @@ class FrozenBipartite:
         squares = np.sort(np.asarray(frozen, dtype=SQUARE_DTYPE))
         if squares.shape[0] > self.tables.frozen.shape[0]:
             raise ValueError(f"more frozen squares than boxes: {squares.shape[0]}")
-        return frozen_reach_table(self.tables, squares).copy()
+        return self.tables.cache_reach[frozen_reach_slot(self.tables, squares)].copy()
 
     def is_deadlock(self, box_pos: np.ndarray) -> bool:
         """True when the boxes cannot all reach distinct targets with frozen boxes as walls.
