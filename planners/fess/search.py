@@ -365,7 +365,7 @@ class FessPlanner(Planner):
         did not, and the lexicographic rule XSokoban 76 and 89 where "dominated" did not).
         After ``PORTFOLIO_FALLBACK_AFTER`` seconds unsolved, worker 1 searches again with the
         plan "targets" (no sink room) and PI-corral pruning on levels where that changes its
-        plan: XSokoban 28 and 85 fall to it in about 4 minutes each. Further workers
+        plan: XSokoban 85 falls to it in about 3 minutes (round 8). Further workers
         alternate the two configurations, each worker with its own seed (the caller's seed
         plus its index). A ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``,
         ``cells``, ``plan`` or ``fallback`` the caller set holds for every worker.
