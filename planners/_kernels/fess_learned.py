@@ -21,32 +21,62 @@ LearnedTables = namedtuple(
         "squares",  # int32[...] the patterns' squares, increasing within a pattern
         "start",  # int32[cap + 1] pattern p owns squares[start[p]:start[p + 1]]
         "norm",  # int32[cap] the player's normalized square on each pattern's board
-        "occ_head",  # int32[n_cells] first occurrence entry of this square, -1 for none
-        "occ_next",  # int32[...] next occurrence entry of the same square, -1 at the end
-        "occ_pat",  # int32[...] the pattern of each occurrence entry
         "known",  # uint64[cap2] hash of each stored pattern by slot (0: empty; cap2 = 2^k)
         "known_pat",  # int32[cap2] the pattern in that slot
-        "count",  # int64[2] patterns stored, squares used
+        "bit_of",  # int32[n_cells] each square's signature bit (-1: no box stands there)
+        "square_of",  # int32[n_bits] the square of each bit when none is shared, else -1
+        "sig",  # uint64[cap, n_words] each pattern's squares as signature bits
+        "pos_sig",  # uint64[n_words] scratch: the signature of the position being matched
+        "near_head",  # int32[n_cells] scratch: first pattern missing only this square
+        "near_stamp",  # int64[n_cells] scratch: near_head is valid where this is count[3]
+        "near_next",  # int32[cap] scratch: next pattern missing the same square, -1 at the end
+        "count",  # int64[4] patterns stored, squares used, bits shared (0/1), near generation
     ],
 )
 
+MAX_WORDS = 4  # signature words: squares beyond 64 * MAX_WORDS share bits
 
-def new_learned_tables(n_cells: int, max_patterns: int, max_squares: int) -> LearnedTables:
+
+def new_learned_tables(
+    n_cells: int,
+    max_patterns: int,
+    max_squares: int,
+    squares: np.ndarray | None = None,
+    max_words: int = MAX_WORDS,
+) -> LearnedTables:
     """An empty store for at most ``max_patterns`` patterns of ``max_squares`` squares in all.
 
     Fixed capacity, so kernels can add to it; the large arrays are left unwritten until used.
+    ``squares``: the squares a box may stand on, those that most need a bit of their own first
+    (default: every square); they get signature bits in that order, ``64 * max_words`` bits
+    at most, shared beyond.
     """
+    if squares is None:
+        squares = np.arange(n_cells)
+    squares = np.asarray(squares, dtype=np.int64)
+    n_words = min(max_words, max(1, -(-squares.shape[0] // 64)))
+    n_bits = 64 * n_words
+    bit_of = np.full(n_cells, -1, dtype=np.int32)
+    bit_of[squares] = np.arange(squares.shape[0]) % n_bits
+    square_of = np.full(n_bits, -1, dtype=np.int32)
+    shared = squares.shape[0] > n_bits
+    if not shared:
+        square_of[: squares.shape[0]] = squares
     cap2 = 1 << max(4, (2 * max_patterns - 1).bit_length())
     return LearnedTables(
         squares=np.zeros(max_squares, dtype=np.int32),
         start=np.zeros(max_patterns + 1, dtype=np.int32),
         norm=np.zeros(max_patterns, dtype=np.int32),
-        occ_head=np.full(n_cells, -1, dtype=np.int32),
-        occ_next=np.zeros(max_squares, dtype=np.int32),
-        occ_pat=np.zeros(max_squares, dtype=np.int32),
         known=np.zeros(cap2, dtype=np.uint64),
         known_pat=np.zeros(cap2, dtype=np.int32),
-        count=np.zeros(2, dtype=np.int64),
+        bit_of=bit_of,
+        square_of=square_of,
+        sig=np.zeros((max_patterns, n_words), dtype=np.uint64),
+        pos_sig=np.zeros(n_words, dtype=np.uint64),
+        near_head=np.full(n_cells, -1, dtype=np.int32),
+        near_stamp=np.zeros(n_cells, dtype=np.int64),
+        near_next=np.full(max_patterns, -1, dtype=np.int32),
+        count=np.array([0, 0, int(shared), 0], dtype=np.int64),
     )
 
 
@@ -89,12 +119,16 @@ def learned_add(lt, squares, n, norm):
         slot = (slot + 1) & mask
     lt.known[slot] = h
     lt.known_pat[slot] = p
+    sig = lt.sig[p]
+    for w in range(sig.shape[0]):
+        sig[w] = 0
     for i in range(n):
-        e = used + i
-        lt.squares[e] = sq[i]
-        lt.occ_pat[e] = p
-        lt.occ_next[e] = lt.occ_head[sq[i]]
-        lt.occ_head[sq[i]] = e
+        lt.squares[used + i] = sq[i]
+        bit = lt.bit_of[sq[i]]
+        if bit < 0:
+            lt.count[2] = 1  # a square without a bit: signatures no longer decide containment
+        else:
+            sig[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
     lt.start[p + 1] = used + n
     lt.norm[p] = norm
     lt.count[0] = p + 1
@@ -123,10 +157,23 @@ def _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _position_signature(lt, box_pos):
+    """Write the signature of the box squares ``box_pos`` into ``lt.pos_sig``."""
+    ps = lt.pos_sig
+    for w in range(ps.shape[0]):
+        ps[w] = 0
+    for b in range(box_pos.shape[0]):
+        bit = lt.bit_of[box_pos[b]]
+        if bit >= 0:
+            ps[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stack):
     """Index of a stored pattern the position contains, or -1.
 
-    Each pattern is looked at from its smallest square only, so once per position.
+    One pass over the patterns' signatures: a pattern with a bit the position lacks is not
+    contained; squares are read only where bits are shared.
 
     Args:
         lt: ``LearnedTables``.
@@ -135,29 +182,97 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
         sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
         stamps: uint32[n_cells + 1]; stack: int32[n_cells]: fill scratch.
     """
-    if lt.count[0] == 0:
+    n = lt.count[0]
+    if n == 0:
         return -1
-    for b in range(box_pos.shape[0]):
-        sq = box_pos[b]
-        e = lt.occ_head[sq]
-        while e >= 0:
-            p = lt.occ_pat[e]
-            if (
-                lt.squares[lt.start[p]] == sq  # from its smallest square only
-                and _contained(lt, p, box_at)
-                and _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack)
-            ):
-                return p
-            e = lt.occ_next[e]
+    _position_signature(lt, box_pos)
+    ps = lt.pos_sig
+    shared = lt.count[2] != 0
+    for p in range(n):
+        sig = lt.sig[p]
+        miss = np.uint64(0)
+        for w in range(ps.shape[0]):
+            miss |= sig[w] & ~ps[w]
+        if (
+            miss == 0
+            and (not shared or _contained(lt, p, box_at))
+            and _region_matches(lt, p, player, offsets, sub_box_at, stamps, stack)
+        ):
+            return p
     return -1
+
+
+# the index of a lone bit x: _DEBRUIJN_BIT[(x * _DEBRUIJN mod 2^64) >> 58]
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN_BIT = np.zeros(64, dtype=np.int32)
+for _i in range(64):
+    _DEBRUIJN_BIT[((0x03F79D71B4CB0A89 << _i) % (1 << 64)) >> 58] = _i
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _lone_missing(lt, p, box_at):
+    """The one square of pattern ``p`` without a box, or -1 (none, or more than one)."""
+    m = -1
+    for i in range(lt.start[p], lt.start[p + 1]):
+        q = lt.squares[i]
+        if box_at[q] < 0:
+            if m >= 0:
+                return -1
+            m = q
+    return m
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def learned_near(lt, box_at, box_pos):
+    """List, per square, the patterns the position holds all but that square of.
+
+    A push of one box can complete only those patterns, on the square it ends on; read by
+    ``move_matches_learned`` until the next call. Call on the position before its moves.
+    """
+    n = lt.count[0]
+    if n == 0:
+        return
+    lt.count[3] += 1
+    gen = lt.count[3]
+    _position_signature(lt, box_pos)
+    ps = lt.pos_sig
+    shared = lt.count[2] != 0
+    table = _DEBRUIJN_BIT
+    for p in range(n):
+        sig = lt.sig[p]
+        word = -1
+        lone = np.uint64(0)
+        for w in range(ps.shape[0]):
+            x = sig[w] & ~ps[w]
+            if x != 0:
+                if word >= 0 or (x & (x - np.uint64(1))) != 0:
+                    word = -2  # two bits or more missing: two squares or more
+                    break
+                word = w
+                lone = x
+        if word == -2 or (word == -1 and not shared):
+            continue  # two squares missing or more, or contained already
+        if shared:  # a missing square's bit may be set by a box elsewhere: read the squares
+            m = _lone_missing(lt, p, box_at)
+            if m < 0:
+                continue
+        else:
+            bit = table[((lone * _DEBRUIJN) >> np.uint64(58)) & np.uint64(63)]
+            m = lt.square_of[64 * word + bit]
+        if lt.near_stamp[m] != gen:
+            lt.near_stamp[m] = gen
+            lt.near_head[m] = -1
+        lt.near_next[p] = lt.near_head[m]
+        lt.near_head[m] = p
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def move_matches_learned(lt, box_at, dst, player, offsets, sub_box_at, stamps, stack):
     """True when a box just moved to ``dst`` completes a stored pattern (the move is dead).
 
-    Only patterns holding ``dst`` are looked at: a pattern without it that the new position
-    contains was contained in the position before the move as well.
+    Only the patterns ``learned_near`` listed for ``dst`` on the position before the move are
+    looked at: a pattern without ``dst`` that the new position contains was contained in the
+    position before the move as well.
 
     Args:
         lt: ``LearnedTables``.
@@ -165,14 +280,13 @@ def move_matches_learned(lt, box_at, dst, player, offsets, sub_box_at, stamps, s
         player: the player's square after the move.
         offsets, sub_box_at, stamps, stack: as in ``match_learned``.
     """
-    if lt.count[0] == 0:
+    if lt.count[0] == 0 or lt.near_stamp[dst] != lt.count[3]:
         return False
-    e = lt.occ_head[dst]
-    while e >= 0:
-        p = lt.occ_pat[e]
+    p = lt.near_head[dst]
+    while p >= 0:
         if _contained(lt, p, box_at) and _region_matches(
             lt, p, player, offsets, sub_box_at, stamps, stack
         ):
             return True
-        e = lt.occ_next[e]
+        p = lt.near_next[p]
     return False

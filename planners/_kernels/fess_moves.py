@@ -21,7 +21,7 @@ from planners._kernels.fess import (
     count_packed,
     count_regions,
 )
-from planners._kernels.fess_learned import move_matches_learned
+from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
 from soko_gym.engine.deadlock import is_simple_deadlock
@@ -370,6 +370,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             box_at, offsets, floor, tables.room_id, tables.passage_id, tables.edges, sc.label,
             stack, sc.intact,
         )  # fmt: skip
+    learned_near(learned, box_at, box_pos)
     n_moves = 0
     n_boxes = box_pos.shape[0]
     h0 = np.uint64(0)

@@ -54,7 +54,11 @@ class LearnedPatterns:
         self.max_patterns = max_patterns
         n = board.n_cells
         self.hits = 0
-        self.tables = new_learned_tables(n, max_patterns, max_squares)
+        floor = board.floor
+        live = board.dead[floor] == 0  # squares where boxes stand most: a bit of their own
+        self.tables = new_learned_tables(
+            n, max_patterns, max_squares, np.concatenate([floor[live], floor[~live]])
+        )
         self._sub_box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self._stamps = new_stamps(board.cells)
         self._stack = np.zeros(n, dtype=SQUARE_DTYPE)

@@ -5,12 +5,18 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners._kernels.fess_learned import new_learned_tables
+from planners._kernels.fess_learned import (
+    learned_add,
+    learned_near,
+    match_learned,
+    new_learned_tables,
+)
 from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
 from planners.fess.learned import LearnedPatterns
 from planners.fess.search import FessPlanner, _FessRun
 from soko_gym.engine.board import State
 from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
+from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level, load_levels, verify
 
 # the doorway box can go one square into the right room, then both boxes are stuck; the left
@@ -119,3 +125,46 @@ def test_the_move_generator_drops_moves_that_complete_a_learned_pattern():
     moves = destinations(run.learned.tables)
     assert door not in moves and board.square(3, 3) in moves  # only the dead move goes
     assert run.scratch.kinds[DL_LEARNED] == before + 1
+
+
+@pytest.mark.parametrize("max_words", [1, 4])
+def test_signature_matching_agrees_with_reading_every_square(max_words):
+    # a 12x12 room has 100 floor squares: one signature word shares bits, four do not
+    rows = ["#" * 12] + ["#" + " " * 10 + "#"] * 10 + ["#" * 12]
+    rows[1] = "#@$." + " " * 7 + "#"
+    board = Level.from_xsb("\n".join(rows)).board
+    floor = board.floor
+    rng = np.random.default_rng(7)
+    tables = new_learned_tables(board.n_cells, 400, 4000, floor, max_words=max_words)
+    assert bool(tables.count[2]) == (max_words == 1)
+    sub = np.full(board.n_cells, -1, dtype=np.int16)
+    stamps, stack = new_stamps(board.cells), np.zeros(board.n_cells, dtype=np.int32)
+    patterns = []
+    for _ in range(300):
+        sq = rng.choice(floor, size=int(rng.integers(1, 6)), replace=False).astype(np.int32)
+        sub[sq] = 0  # the player's normalized square on the pattern's board, from a corner
+        norm = int(reach_player(sub, board.offsets, int(floor[0]), stamps, stack)[1])
+        sub[sq] = -1
+        if int(floor[0]) not in sq and learned_add(tables, sq.copy(), sq.size, norm):
+            patterns.append(set(sq.tolist()))
+    for _ in range(200):
+        pos = rng.choice(floor[1:], size=30, replace=False).astype(np.int32)
+        box_at = np.full(board.n_cells, -1, dtype=np.int16)
+        box_at[pos] = np.arange(pos.size)
+        boxes = set(pos.tolist())
+        contained = [p for p, s in enumerate(patterns) if s <= boxes]
+        got = match_learned(tables, box_at, pos, int(floor[0]), board.offsets, sub, stamps, stack)
+        assert (got >= 0) == bool(contained) and (got < 0 or got in contained)
+        learned_near(tables, box_at, pos)
+        for m in floor[1:]:
+            m = int(m)
+            if m in boxes:
+                continue
+            near = sorted(p for p, s in enumerate(patterns) if s - boxes == {m})
+            listed = []
+            if tables.near_stamp[m] == tables.count[3]:
+                p = int(tables.near_head[m])
+                while p >= 0:
+                    listed.append(p)
+                    p = int(tables.near_next[p])
+            assert sorted(listed) == near
