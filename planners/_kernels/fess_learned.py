@@ -169,8 +169,8 @@ def _position_signature(lt, box_pos):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stack):
-    """Index of a stored pattern the position contains, or -1.
+def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stack, first=0):
+    """Index of a stored pattern from ``first`` on that the position contains, or -1.
 
     One pass over the patterns' signatures: a pattern with a bit the position lacks is not
     contained; squares are read only where bits are shared.
@@ -181,14 +181,15 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
         offsets: int32[4] flat index step per direction.
         sub_box_at: int16[n_cells] scratch, all -1 on entry and on return.
         stamps: uint32[n_cells + 1]; stack: int32[n_cells]: fill scratch.
+        first: the patterns before it are not looked at.
     """
     n = lt.count[0]
-    if n == 0:
+    if n <= first:
         return -1
     _position_signature(lt, box_pos)
     ps = lt.pos_sig
     shared = lt.count[2] != 0
-    for p in range(n):
+    for p in range(first, n):
         sig = lt.sig[p]
         miss = np.uint64(0)
         for w in range(ps.shape[0]):

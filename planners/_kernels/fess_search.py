@@ -164,6 +164,7 @@ FessTree = namedtuple(
         "mnext",  # int32[cap] position in its order of the next move to expand
         "n_open",  # int32[cap] moves not expanded plus children not known dead
         "dead",  # uint8[cap]
+        "lseen",  # int32[cap] learned patterns when the node's moves were generated
         "tick",  # int64[cap] when the node entered its cell's heap
         "left",  # int32[cap] skew heap links
         "right",  # int32[cap]
@@ -492,10 +493,25 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
         return DL_RETROGRADE
     if opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
         return DL_BIPARTITE
+    # the parent and its move generation saw the patterns stored before tree.lseen[parent]:
+    # the player reaches the same region of a pattern's board as in the parent unless the
+    # pattern holds the moved box, so only one holding dst could match, and the move
+    # generation rejected those; a box pushed back to its square is checked on every pattern
+    first = np.int64(0)
+    if node >= 0 and tree.parent[node] >= 0 and tree.moved[node, 1] != dst:
+        first = np.int64(tree.lseen[tree.parent[node]])
     if opts[O_LEARNED] and (
         match_learned(
-            learned, w.box_at, w.box_pos, player, mt.offsets, w.sub_box_at, sc.stamps, sc.stack
-        )
+            learned,
+            w.box_at,
+            w.box_pos,
+            player,
+            mt.offsets,
+            w.sub_box_at,
+            sc.stamps,
+            sc.stack,
+            first,
+        )  # fmt: skip
         >= 0
     ):
         tree.ctr[C_LEARNED_HITS] += 1
@@ -520,6 +536,7 @@ def generate_moves(t, sc, w, tree, dt, node):
     """Generate, order and store the moves of ``node`` (loaded); returns their count."""
     player = np.int64(tree.player[node])
     corral = dt.corral
+    tree.lseen[node] = dt.learned.count[0]
     k = push_moves(t.mt, sc, dt.learned, w.box_at, w.box_pos, player, w.moves)
     ctr = tree.ctr
     if t.opts[O_PI_CORRALS] and k:
@@ -662,6 +679,7 @@ def _start(t, sc, w, tree, dt):
         w.box_pos[b] = tree.box_pos[0, b]
     _load(tree, w, root)
     generate_moves(t, sc, w, tree, dt, root)
+    tree.lseen[0] = 0  # no node test ran on the root: its children test every pattern
     _push_node(tree, root)
 
 

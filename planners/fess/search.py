@@ -813,6 +813,7 @@ def _new_tree(n_boxes: int, nodes: int, moves: int) -> FessTree:
         mnext=np.zeros(nodes, dtype=np.int32),
         n_open=np.zeros(nodes, dtype=np.int32),
         dead=np.zeros(nodes, dtype=np.uint8),
+        lseen=np.zeros(nodes, dtype=np.int32),
         tick=np.zeros(nodes, dtype=np.int64),
         left=np.full(nodes, -1, dtype=np.int32),
         right=np.full(nodes, -1, dtype=np.int32),

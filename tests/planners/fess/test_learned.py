@@ -12,6 +12,7 @@ from planners._kernels.fess_learned import (
     new_learned_tables,
 )
 from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
+from planners._kernels.fess_search import C_NODES
 from planners.fess.learned import LearnedPatterns
 from planners.fess.search import FessPlanner, _FessRun
 from soko_gym.engine.board import State
@@ -168,3 +169,27 @@ def test_signature_matching_agrees_with_reading_every_square(max_words):
                     listed.append(p)
                     p = int(tables.near_next[p])
             assert sorted(listed) == near
+
+
+def test_no_expanded_position_contains_a_pattern_its_moves_were_checked_against():
+    # the node test of a new position skips the patterns its parent's moves were checked
+    # against (tree.lseen): sound only while this holds for every position given moves
+    level = load_levels("xsokoban:15")[0]
+    run = _FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=4000), None)
+    run.run()
+    tree, learned = run.tree, run.learned
+    count = learned.tables.count
+    stored = int(count[0])
+    checked = 0
+    try:
+        for i in range(1, int(tree.ctr[C_NODES])):
+            if tree.dead[i] or tree.mcount[i] == 0 or tree.lseen[i] == 0:
+                continue
+            pos = tree.box_pos[i].astype(np.int32)
+            run._load(pos)
+            count[0] = tree.lseen[i]  # the store as the node's move generation saw it
+            assert learned.match(run.box_at, pos, int(tree.player[i])) == -1
+            checked += 1
+    finally:
+        count[0] = stored
+    assert checked > 500
