@@ -9,14 +9,15 @@ same region of the ``S``-only board, is therefore dead too: its other boxes can 
 pushes, never enable one.
 
 ``LearnedPatterns`` stores each proof as a pattern (the squares of ``S`` and the player's
-normalized square on the ``S``-only board). New positions are matched against all of them
-(a pattern is looked at only when a box stands on its smallest square, and the player's
-region is computed only when every square of the pattern holds a box), and the move
-generator drops every move whose box completes a pattern, before it becomes a position
-(``planners._kernels.fess_learned``). This catches positions the tests that made the pattern
-would miss: a room test runs only on the room a move ends in, a corral test only when the
-corral has the same shape, and positions created before the pattern was learned keep
-producing children that contain it.
+normalized square on the ``S``-only board). New positions are matched against them (each
+pattern's squares are a bit set, one pass over the sets finds those the position holds, and
+the player's region is computed only for those; the search tests a new position only on the
+patterns stored since its parent's moves were made), and the move generator drops every move
+whose box completes a pattern, before it becomes a position: one pass per position lists the
+patterns it holds all but one square of, by that square (``planners._kernels.fess_learned``).
+This catches positions the tests that made the pattern would miss: a room test runs only on
+the room a move ends in, a corral test only when the corral has the same shape, and positions
+created before the pattern was learned keep producing children that contain it.
 """
 
 from __future__ import annotations
