@@ -83,6 +83,39 @@ def count_regions(cells, box_at, offsets, floor, label, stack):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _search_room(box_at, offsets, room_id, passage_id, r, start, seen, stack, intact):
+    """From the free square ``start`` of room ``r``: mark what the room's search touches."""
+    seen[start] = r
+    stack[0] = start
+    top = 1
+    while top > 0:
+        top -= 1
+        sq = stack[top]
+        for d in range(4):
+            nb = sq + offsets[d]
+            if box_at[nb] >= 0 or seen[nb] == r:
+                continue
+            s = room_id[nb]
+            if s == r or (s < 0 and passage_id[nb] >= 0):
+                seen[nb] = r
+                stack[top] = nb
+                top += 1
+            elif s >= 0:
+                intact[r, s] = 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _broken_edges(edges, intact):
+    n_broken = 0
+    for e in range(edges.shape[0]):
+        r = edges[e, 0]
+        s = edges[e, 1]
+        if intact[r, s] == 0 and intact[s, r] == 0:
+            n_broken += 1
+    return n_broken
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def count_broken_room_edges(
     box_at, offsets, floor, room_id, passage_id, edges, seen, stack, intact
 ):
@@ -115,30 +148,99 @@ def count_broken_room_edges(
         r = room_id[start]
         if r < 0 or box_at[start] >= 0 or seen[start] == r:
             continue
-        seen[start] = r
-        stack[0] = start
-        top = 1
-        while top > 0:
-            top -= 1
-            sq = stack[top]
-            for d in range(4):
-                nb = sq + offsets[d]
-                if box_at[nb] >= 0 or seen[nb] == r:
+        _search_room(box_at, offsets, room_id, passage_id, r, start, seen, stack, intact)
+    return _broken_edges(edges, intact)
+
+
+RoomAreas = namedtuple(
+    "RoomAreas",
+    [  # which rooms' searches (``count_broken_room_edges``) a box on a square can change
+        "room_start",  # int32[n_rooms + 1] room r's squares: room_sq[room_start[r]:...]
+        "room_sq",  # int32[...] increasing within a room
+        "reach_start",  # int32[n_rooms + 1] squares room r's search may mark (room, passages)
+        "reach_sq",  # int32[...]
+        "aff_start",  # int32[n_cells + 1] rooms whose search a box on a square can change
+        "aff_room",  # int32[...]
+    ],
+)
+
+
+def room_areas(room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray) -> RoomAreas:
+    """Each room's search area on the empty board, for ``recount_broken_room_edges``.
+
+    A room's search walks its own squares and the passages it reaches and touches the other
+    rooms' squares next to them; a box can change that search only on one of those squares.
+    """
+    n = room_id.shape[0]
+    n_rooms = int(room_id.max()) + 1 if n and room_id.max() >= 0 else 0
+    offs = [int(o) for o in offsets]
+    rooms, reaches = [], []
+    affected: list[list[int]] = [[] for _ in range(n)]
+    for r in range(n_rooms):
+        own = np.flatnonzero(room_id == r)
+        seen = set(own.tolist())
+        stack = list(seen)
+        touched = set()
+        while stack:
+            sq = stack.pop()
+            for o in offs:
+                nb = sq + o
+                if nb in seen or nb in touched:
                     continue
-                s = room_id[nb]
-                if s == r or (s < 0 and passage_id[nb] >= 0):
-                    seen[nb] = r
-                    stack[top] = nb
-                    top += 1
-                elif s >= 0:
-                    intact[r, s] = 1
-    n_broken = 0
-    for e in range(edges.shape[0]):
-        r = edges[e, 0]
-        s = edges[e, 1]
-        if intact[r, s] == 0 and intact[s, r] == 0:
-            n_broken += 1
-    return n_broken
+                if room_id[nb] < 0 and passage_id[nb] >= 0:
+                    seen.add(nb)
+                    stack.append(nb)
+                elif room_id[nb] >= 0 and room_id[nb] != r:
+                    touched.add(nb)
+        rooms.append(own)
+        reaches.append(np.array(sorted(seen), dtype=np.int64))
+        for q in seen | touched:
+            affected[q].append(r)
+
+    def csr(lists):
+        start = np.zeros(len(lists) + 1, dtype=np.int32)
+        start[1:] = np.cumsum([len(x) for x in lists])
+        flat = np.concatenate([np.asarray(x, dtype=np.int32) for x in lists]) if lists else []
+        return start, np.asarray(flat, dtype=np.int32).reshape(-1)
+
+    room_start, room_sq = csr(rooms)
+    reach_start, reach_sq = csr(reaches)
+    aff_start, aff_room = csr(affected)
+    return RoomAreas(room_start, room_sq, reach_start, reach_sq, aff_start, aff_room)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def recount_broken_room_edges(
+    box_at, offsets, room_id, passage_id, edges, areas, a, b, intact0, seen, stack, intact, pick
+):
+    """``count_broken_room_edges`` after boxes changed on squares ``a`` and ``b`` only.
+
+    ``intact0``: the searches' result on the position before the change; only the rooms whose
+    search area holds ``a`` or ``b`` (``RoomAreas``) search again, the others keep their row.
+    ``pick``: uint8[n_rooms] scratch; ``seen``, ``stack``, ``intact`` as in the full count.
+    """
+    n_rooms = intact0.shape[0]
+    for r in range(n_rooms):
+        pick[r] = 0
+    for k in range(areas.aff_start[a], areas.aff_start[a + 1]):
+        pick[areas.aff_room[k]] = 1
+    for k in range(areas.aff_start[b], areas.aff_start[b + 1]):
+        pick[areas.aff_room[k]] = 1
+    for r in range(n_rooms):
+        if pick[r] == 0:
+            for s in range(n_rooms):
+                intact[r, s] = intact0[r, s]
+            continue
+        for s in range(n_rooms):
+            intact[r, s] = 0
+        for k in range(areas.reach_start[r], areas.reach_start[r + 1]):
+            seen[areas.reach_sq[k]] = -1
+        for k in range(areas.room_start[r], areas.room_start[r + 1]):
+            start = areas.room_sq[k]
+            if box_at[start] >= 0 or seen[start] == r:
+                continue
+            _search_room(box_at, offsets, room_id, passage_id, r, start, seen, stack, intact)
+    return _broken_edges(edges, intact)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -20,6 +20,7 @@ from planners._kernels.fess import (
     count_out_of_plan,
     count_packed,
     count_regions,
+    recount_broken_room_edges,
 )
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
@@ -83,6 +84,7 @@ MoveTables = namedtuple(
         "flags",  # int64[1]: 1 runs the bipartite test on every move
         "zobrist",  # uint64[n_cells] Zobrist key per square (the feature cache's keys)
         "room_border",  # uint8[n_cells] passages and room squares next to one or another room
+        "room_areas",  # RoomAreas (``planners._kernels.fess``): the rooms a square's box affects
     ],
 )
 
@@ -123,6 +125,8 @@ MoveScratch = namedtuple(
         "rooms0",  # int64[1] broken room-graph edges of the position (before any move)
         "dsts",  # int32[n_cells] the squares a box can be pushed to, increasing
         "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
+        "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
+        "pick",  # uint8[n_rooms] rooms to search again after a move
     ],
 )
 
@@ -183,6 +187,8 @@ def new_move_scratch(
         rooms0=np.zeros(1, dtype=np.int64),
         dsts=np.zeros(n, dtype=np.int32),
         dst_mark=np.zeros(n + 1, dtype=np.int64),
+        intact0=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
+        pick=np.zeros(n_rooms, dtype=np.uint8),
     )
 
 
@@ -370,6 +376,9 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             box_at, offsets, floor, tables.room_id, tables.passage_id, tables.edges, sc.label,
             stack, sc.intact,
         )  # fmt: skip
+        for r in range(sc.intact.shape[0]):
+            for s in range(sc.intact.shape[1]):
+                sc.intact0[r, s] = sc.intact[r, s]
     learned_near(learned, box_at, box_pos)
     n_moves = 0
     n_boxes = box_pos.shape[0]
@@ -626,9 +635,10 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             # room-graph edges are broken: a move inside rooms keeps the position's count
             feat[FEAT_ROOMS] = sc.rooms0[0]
             if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
-                feat[FEAT_ROOMS] = count_broken_room_edges(
-                    box_at, offsets, tables.floor, tables.room_id, tables.passage_id, tables.edges,
-                    sc.label, sc.stack, sc.intact,
+                feat[FEAT_ROOMS] = recount_broken_room_edges(
+                    box_at, offsets, tables.room_id, tables.passage_id, tables.edges,
+                    tables.room_areas, src, dst, sc.intact0, sc.label, sc.stack, sc.intact,
+                    sc.pick,
                 )  # fmt: skip
             feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst

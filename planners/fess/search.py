@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from planners._kernels.fess import room_areas
 from planners._kernels.fess_frozen import new_frozen_tables
 from planners._kernels.fess_learned import new_learned_tables
 from planners._kernels.fess_moves import (
@@ -517,6 +518,7 @@ class _FessRun:
             patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
             room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets),
+            room_areas(self.rooms.room_id, self.rooms.passage_id, board.offsets),
         )  # fmt: skip
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
         cap = max(1, 4 * nb * nf)  # the most moves a node can have

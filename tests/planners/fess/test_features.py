@@ -272,3 +272,39 @@ def test_pull_closure__agrees_with_forward_box_paths(xsb):
                 box_at[x] = -1
                 forward = bool((dist[goal * 4 : goal * 4 + 4] != DIST_INF).any())
                 assert bool(closure[x * 4 + side]) == forward, (goal, x, side)
+
+
+@pytest.mark.parametrize("spec", ["xsokoban:1", "xsokoban:13", "xsokoban:29", "sasquatch:12"])
+def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(spec):
+    # the move generator counts broken room edges again only in the rooms whose search a
+    # box's two squares can change (planners._kernels.fess.room_areas)
+    board = soko_gym.load_levels(spec)[0].board
+    features = FeatureEvaluator(board)
+    r = features.rooms
+    assert r.n_rooms > 1 and r.edges.shape[0] > 0
+    areas = kernels.room_areas(r.room_id, r.passage_id, board.offsets)
+    live = board.floor[board.dead[board.floor] == 0]
+    n = board.n_cells
+    label, stack = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
+    intact = np.zeros((r.n_rooms, r.n_rooms), dtype=np.uint8)
+    pick = np.zeros(r.n_rooms, dtype=np.uint8)
+    rng = np.random.default_rng(3)
+    changed = 0
+    for _ in range(300):
+        k = int(rng.integers(1, min(board.n_boxes, live.size - 1) + 1))
+        squares = rng.choice(live, size=k + 1, replace=False)
+        box_at = np.full(n, -1, dtype=np.int16)
+        box_at[squares[:k]] = np.arange(k)
+        before = features.room_connectivity(box_at)
+        intact0 = features._intact.copy()
+        a, b = int(squares[int(rng.integers(k))]), int(squares[k])  # a box moves from a to b
+        box_at[b], box_at[a] = box_at[a], -1
+        full = features.room_connectivity(box_at)
+        got = kernels.recount_broken_room_edges(
+            box_at, board.offsets, r.room_id, r.passage_id, r.edges, areas, a, b, intact0,
+            label, stack, intact, pick,
+        )  # fmt: skip
+        assert got == full, (spec, a, b)
+        assert (intact == features._intact).all()
+        changed += full != before
+    assert changed > 10
