@@ -511,7 +511,7 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
             sc.stamps,
             sc.stack,
             first,
-        )  # fmt: skip
+        )
         >= 0
     ):
         tree.ctr[C_LEARNED_HITS] += 1
