@@ -14,3 +14,19 @@ import soko_gym  # noqa: E402
 @pytest.fixture(scope="session")
 def microban():
     return soko_gym.load_levels("microban")
+
+
+def pytest_collection_finish(session):
+    # the fresh-interpreter compile checks of the tests that will run start now, beside the
+    # main process (tests/_prelaunch.py)
+    for item in session.items:
+        marker = item.get_closest_marker("prelaunch")
+        if marker is not None:
+            marker.args[0].start()
+
+
+def pytest_sessionfinish(session):
+    for item in getattr(session, "items", []):
+        marker = item.get_closest_marker("prelaunch")
+        if marker is not None:
+            marker.args[0].stop()

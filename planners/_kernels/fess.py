@@ -155,6 +155,9 @@ def count_broken_room_edges(
 RoomAreas = namedtuple(
     "RoomAreas",
     [  # which rooms' searches (``count_broken_room_edges``) a box on a square can change
+        "room_id",  # int32[n_cells] room of each square, -1 outside rooms (as in the full count)
+        "passage_id",  # int32[n_cells] passage of each square, -1 outside passages
+        "edges",  # int32[n_edges, 2] the room graph's edges
         "room_start",  # int32[n_rooms + 1] room r's squares: room_sq[room_start[r]:...]
         "room_sq",  # int32[...] increasing within a room
         "reach_start",  # int32[n_rooms + 1] squares room r's search may mark (room, passages)
@@ -165,7 +168,9 @@ RoomAreas = namedtuple(
 )
 
 
-def room_areas(room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray) -> RoomAreas:
+def room_areas(
+    room_id: np.ndarray, passage_id: np.ndarray, edges: np.ndarray, offsets: np.ndarray
+) -> RoomAreas:
     """Each room's search area on the empty board, for ``recount_broken_room_edges``.
 
     A room's search walks its own squares and the passages it reaches and touches the other
@@ -206,13 +211,13 @@ def room_areas(room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray)
     room_start, room_sq = csr(rooms)
     reach_start, reach_sq = csr(reaches)
     aff_start, aff_room = csr(affected)
-    return RoomAreas(room_start, room_sq, reach_start, reach_sq, aff_start, aff_room)
+    return RoomAreas(
+        room_id, passage_id, edges, room_start, room_sq, reach_start, reach_sq, aff_start, aff_room
+    )
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def recount_broken_room_edges(
-    box_at, offsets, room_id, passage_id, edges, areas, a, b, intact0, seen, stack, intact, pick
-):
+def recount_broken_room_edges(box_at, offsets, areas, a, b, intact0, seen, stack, intact, pick):
     """``count_broken_room_edges`` after boxes changed on squares ``a`` and ``b`` only.
 
     ``intact0``: the searches' result on the position before the change; only the rooms whose
@@ -239,8 +244,10 @@ def recount_broken_room_edges(
             start = areas.room_sq[k]
             if box_at[start] >= 0 or seen[start] == r:
                 continue
-            _search_room(box_at, offsets, room_id, passage_id, r, start, seen, stack, intact)
-    return _broken_edges(edges, intact)
+            _search_room(
+                box_at, offsets, areas.room_id, areas.passage_id, r, start, seen, stack, intact
+            )
+    return _broken_edges(areas.edges, intact)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -636,9 +636,8 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             feat[FEAT_ROOMS] = sc.rooms0[0]
             if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
                 feat[FEAT_ROOMS] = recount_broken_room_edges(
-                    box_at, offsets, tables.room_id, tables.passage_id, tables.edges,
-                    tables.room_areas, src, dst, sc.intact0, sc.label, sc.stack, sc.intact,
-                    sc.pick,
+                    box_at, offsets, tables.room_areas, src, dst, sc.intact0, sc.label, sc.stack,
+                    sc.intact, sc.pick,
                 )  # fmt: skip
             feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst

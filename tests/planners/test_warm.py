@@ -1,7 +1,8 @@
 """Kernel compilation is reported apart from the levels' seconds; ``soko warmup`` fills the cache.
 
 Each test runs ``soko`` in a fresh interpreter on an EMPTY numba cache folder, as a new user's
-first command does (only A*: a cold FESS compile takes a minute).
+first command does (only A*: a cold FESS compile takes a minute); the compiling ones start with
+the session (``tests/_prelaunch.py``).
 """
 
 import io
@@ -12,7 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from planners.cli import WARMUP_LEVEL, announce_compile, warm_up_planner
+from tests._prelaunch import prelaunch
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_PUSH = "#####\n#@$.#\n#####\n"
@@ -22,46 +26,58 @@ COMPILE_LINE = re.compile(
 )
 
 
-def soko(args, cache: Path) -> subprocess.CompletedProcess:
+def soko(args, cache: Path, job=None) -> subprocess.CompletedProcess:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    return subprocess.run(
-        [sys.executable, "-m", "soko_gym.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    argv = [sys.executable, "-m", "soko_gym.cli", *args]
+    if job is not None:  # started with the session (tests/_prelaunch.py)
+        return job.run(argv, env=env, cwd=ROOT, timeout=900)
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_solve__cold_cache_reports_compile_time_apart_from_the_level(tmp_path):
-    level = tmp_path / "one.xsb"
+@prelaunch
+def _cold_solve(job, folder):
+    level = folder / "one.xsb"
     level.write_text(ONE_PUSH)
-    out = tmp_path / "out.jsonl"
-    cache = tmp_path / "numba"
-    proc = soko(["solve", str(level), "--planner", "astar", "--jsonl", str(out)], cache)
+    out = folder / "out.jsonl"
+    cache = folder / "numba"
+    proc = soko(["solve", str(level), "--planner", "astar", "--jsonl", str(out)], cache, job)
+    records = out.read_text().splitlines() if out.exists() else []
+    return proc, cache, [json.loads(line) for line in records]
+
+
+@pytest.mark.prelaunch(_cold_solve)
+def test_solve__cold_cache_reports_compile_time_apart_from_the_level():
+    proc, cache, records = _cold_solve.outcome()
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = COMPILE_LINE.search(proc.stderr)
     assert found, proc.stderr
     assert found["folder"] == str(cache)
     assert "compiled" in found["how"]
     compile_seconds = float(found["seconds"])
-    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (record,) = records
     assert record["solved"] and record["pushes"] == 1
     # the level's search ran on compiled kernels: a small part of the compilation it followed
     assert record["seconds"] < compile_seconds / 10
 
 
-def test_warmup__then_solve_prints_no_compile_line(tmp_path):
-    cache = tmp_path / "numba"
-    warm = soko(["warmup", "--planner", "astar"], cache)
+@prelaunch
+def _warmup_then_solve(job, folder):
+    cache = folder / "numba"
+    warm = soko(["warmup", "--planner", "astar"], cache, job)
+    wrote = any(cache.rglob("*.nbi"))
+    proc = soko(["solve", "microban:2", "--planner", "astar", "--quiet"], cache, job)
+    return warm, wrote, proc, cache
+
+
+@pytest.mark.prelaunch(_warmup_then_solve)
+def test_warmup__then_solve_prints_no_compile_line():
+    warm, wrote, proc, cache = _warmup_then_solve.outcome()
     assert warm.returncode == 0, warm.stderr[-3000:]
     rows = [line.split("|")[1].strip() for line in warm.stdout.splitlines() if line.startswith("|")]
     assert {"engine", "planner astar", "total"} <= set(rows)
     assert any(row.startswith("envs") for row in rows)
     assert str(cache) in warm.stderr
-    assert any(cache.rglob("*.nbi")), "warmup wrote nothing to the numba cache"
-    proc = soko(["solve", "microban:2", "--planner", "astar", "--quiet"], cache)
+    assert wrote, "warmup wrote nothing to the numba cache"
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "compiling" not in proc.stderr, proc.stderr
 

@@ -282,7 +282,7 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
     features = FeatureEvaluator(board)
     r = features.rooms
     assert r.n_rooms > 1 and r.edges.shape[0] > 0
-    areas = kernels.room_areas(r.room_id, r.passage_id, board.offsets)
+    areas = kernels.room_areas(r.room_id, r.passage_id, r.edges, board.offsets)
     live = board.floor[board.dead[board.floor] == 0]
     n = board.n_cells
     label, stack = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
@@ -301,9 +301,8 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
         box_at[b], box_at[a] = box_at[a], -1
         full = features.room_connectivity(box_at)
         got = kernels.recount_broken_room_edges(
-            box_at, board.offsets, r.room_id, r.passage_id, r.edges, areas, a, b, intact0,
-            label, stack, intact, pick,
-        )  # fmt: skip
+            box_at, board.offsets, areas, a, b, intact0, label, stack, intact, pick
+        )
         assert got == full, (spec, a, b)
         assert (intact == features._intact).all()
         changed += full != before

@@ -1,12 +1,12 @@
 import importlib
 import os
 import pkgutil
-import subprocess
 import sys
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 import soko_gym
 import soko_gym.engine
@@ -16,6 +16,7 @@ from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.engine.patterns import warmup_patterns
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
 from soko_gym.levels.generator import warmup_generator
+from tests._prelaunch import prelaunch
 
 
 def engine_kernels(packages=("soko_gym.engine",)):
@@ -160,18 +161,22 @@ def kernels_with_several_signatures():
     return several
 
 
-def test_kernels__keep_one_signature_after_a_mixed_rollout(tmp_path):
+@prelaunch
+def _cold_signatures(job, folder):
     # An empty numba cache in a fresh process: kernels loaded from a cache do not record the
     # callees they compiled, so only a cold run shows every signature.
     code = (
         "from tests.soko_gym.engine.test_warmup import kernels_with_several_signatures as f; "
         "print(repr(f()))"
     )
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder)}
     root = Path(__file__).resolve().parents[3]
-    proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
-    )
+    return job.run([sys.executable, "-c", code], env=env, cwd=root, timeout=1800)
+
+
+@pytest.mark.prelaunch(_cold_signatures)
+def test_kernels__keep_one_signature_after_a_mixed_rollout():
+    proc = _cold_signatures.outcome()
     assert proc.returncode == 0, proc.stderr[-3000:]
     several = proc.stdout.strip().splitlines()[-1]
     assert several == "{}", f"kernels compiled for several argument types: {several}"

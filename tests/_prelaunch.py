@@ -1,0 +1,87 @@
+"""Subprocess checks that start when the test session starts, not when their test comes up.
+
+A few tests run ``soko`` or Python in a fresh interpreter on an EMPTY numba cache folder, as a
+new user's first command does: minutes of compiling on one core each. The main test process
+also uses one core, so these run beside it from the start (``tests/conftest.py`` starts the
+jobs of the collected tests) and their test only waits for the outcome.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class Prelaunched:
+    """``work(job, folder)`` run once on a thread, in a fresh temporary folder."""
+
+    def __init__(self, work: Callable[[Prelaunched, Path], Any]):
+        self.work = work
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._stopped = False
+        self._outcome: Any = None
+        self._error: BaseException | None = None
+        self.folder: Path | None = None
+
+    def start(self) -> None:
+        """Start the work unless it has started already."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            self.folder = Path(tempfile.mkdtemp(prefix="soko-cold-"))
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._outcome = self.work(self, self.folder)
+        except BaseException as exc:  # handed to the test that waits
+            self._error = exc
+
+    def run(self, argv: list[str], env: dict[str, str], cwd: Path, timeout: float):
+        """``subprocess.run`` with captured text output that ``stop`` can end."""
+        with self._lock:
+            if self._stopped:
+                raise RuntimeError("the test session ended before this check ran")
+            self._proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        try:
+            out, err = self._proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.communicate()
+            raise
+        return subprocess.CompletedProcess(argv, self._proc.returncode, out, err)
+
+    def outcome(self) -> Any:
+        """Wait for the work (starting it if no one did) and return what it returned."""
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._outcome
+
+    def stop(self) -> None:
+        """End a running subprocess and remove the folder (at the end of the session)."""
+        with self._lock:
+            self._stopped = True
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def prelaunch(work: Callable[[Prelaunched, Path], Any]) -> Prelaunched:
+    """Decorator: ``work`` becomes a job that a test marks with ``pytest.mark.prelaunch(job)``."""
+    return Prelaunched(work)
