@@ -4,13 +4,14 @@
 
 Per level: the packing plan (complete or not, steps), nodes, nodes per second of search,
 feature-space cells, the most plan steps any position realised, the share of positions later
-marked dead, deadlocks by kind, and the time split. The search runs in one kernel, so the split
-is measured by replaying a stretch of the run's own positions through each part on its own
-(memos emptied, then warmed by the ten times as many positions made just before the stretch):
-the move generator, the advisors and move order (with PI-corral pruning), and each node-level
-deadlock test run on every position; "loop" is what is left of the measured search time (the
-cell cycle, the transposition table, dead marking). Each part's share: its time per position
-times the positions the search made it handle, over the search time.
+marked dead, deadlocks by kind, the corral searches the run made (memo hits, searches, those cut
+short by their budget, positions expanded per search), and the time split. The search runs in
+one kernel, so the split is measured by replaying a stretch of the run's own positions through
+each part on its own (memos emptied, then warmed by the ten times as many positions made just
+before the stretch): the move generator, the advisors and move order (with PI-corral pruning),
+and each node-level deadlock test run on every position; "loop" is what is left of the measured
+search time (the cell cycle, the transposition table, dead marking). Each part's share: its time
+per position times the positions the search made it handle, over the search time.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from planners._kernels.fess_search import (
     node_deadlock,
 )
 from planners.fess.search import FessPlanner, _FessRun, _new_tree
+from soko_gym.engine.corral import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES
 
 TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
          "room": O_ROOMS, "corral": O_CORRALS}  # fmt: skip
@@ -113,6 +115,13 @@ def profile_level(level, seconds: float, sample: int = 300) -> dict:
     s = out.stats
     tr = run.tree
     k = int(tr.ctr[C_NODES])
+    counters = run.corrals.counters  # the run's own, before the replay below adds to them
+    corrals = {
+        "memo hits": int(counters[COUNT_MEMO_HITS]),
+        "searches": int(counters[COUNT_SEARCHES]),
+        "cut": int(counters[COUNT_CUT]),
+        "expanded": int(counters[COUNT_EXPANDED]),
+    }
     split = dict.fromkeys(COLUMNS, 0.0)
     if k > 1:
         mid = max(1, k // 2 - sample // 2)
@@ -134,6 +143,7 @@ def profile_level(level, seconds: float, sample: int = 300) -> dict:
         "dead": float(tr.dead[:k].mean()),
         "deadlocks": {name: v for name, v in s["deadlocks"].items() if v},
         "split": split,
+        "corrals": corrals,
     }
 
 
@@ -147,15 +157,20 @@ def main() -> None:
     soko_gym.engine.warmup()
     profile_level(soko_gym.load_levels("microban:1")[0], 5)  # compile outside the figures
     head = "| level | status | plan (steps) | nodes | nodes/s | cells | best packed | dead |"
-    print(head + " " + " | ".join(COLUMNS) + " | deadlocks found |")
-    print("|---:|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(COLUMNS) + "---|")
+    print(head + " " + " | ".join(COLUMNS) + " | deadlocks found | corral searches |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(COLUMNS) + "---|---|")
     for i in numbers:
         r = profile_level(soko_gym.load_levels(f"{args.pack}:{i}")[0], args.seconds)
         split = " | ".join(f"{100 * r['split'][c]:.0f}%" for c in COLUMNS)
         found = ", ".join(f"{k} {v:,}" for k, v in r["deadlocks"].items())
+        c = r["corrals"]
+        each = c["expanded"] / max(1, c["searches"])
+        searched = f"{c['searches']:,} (memo {c['memo hits']:,}; cut {c['cut']:,}; "
+        searched += f"{each:.1f} positions each)"
         print(
             f"| {i} | {r['status']} | {r['plan']} | {r['nodes']:,} | {r['rate']:,} | "
-            f"{r['cells']} | {r['best_packed']} | {100 * r['dead']:.0f}% | {split} | {found} |",
+            f"{r['cells']} | {r['best_packed']} | {100 * r['dead']:.0f}% | {split} | {found} | "
+            f"{searched} |",
             flush=True,
         )
 

@@ -404,6 +404,9 @@ def corral_deadlock(ct, box_at, k, player):
         for i in range(m):
             sub_box_at[sub_pos[i]] = -1
         head += 1
+    ct.counters[COUNT_EXPANDED] += head
+    if status == CORRAL_UNKNOWN:
+        ct.counters[COUNT_CUT] += 1
     for node in range(tail):  # empty the table again: every key in it is a stored position
         sub_player[sub_nodes[node, col_slot]] = _EMPTY
     return status
@@ -500,7 +503,9 @@ N_OUT = 3
 # Slots of ``CorralTables.counters`` (int64[N_COUNTERS]), only ever added to.
 COUNT_MEMO_HITS = 0  # corral answers taken from the memo
 COUNT_SEARCHES = 1  # bounded corral searches run
-N_COUNTERS = 2
+COUNT_CUT = 2  # of them, cut short by their budget (answer unknown)
+COUNT_EXPANDED = 3  # positions those searches expanded (their cost)
+N_COUNTERS = 4
 
 # Everything the corral kernels of one board read and write, as one argument (numba takes a
 # module-level namedtuple of arrays as a single value): board arrays, the ``CorralScratch``
@@ -765,6 +770,16 @@ class CorralAnalysis:
     def searches(self) -> int:
         """Bounded corral searches run so far."""
         return int(self.tables.counters[COUNT_SEARCHES])
+
+    @property
+    def cut_short(self) -> int:
+        """Searches so far that ran out of budget before an answer."""
+        return int(self.tables.counters[COUNT_CUT])
+
+    @property
+    def expanded(self) -> int:
+        """Positions the searches so far expanded."""
+        return int(self.tables.counters[COUNT_EXPANDED])
 
     def label(self, state) -> int:
         """Find the corrals of ``state`` (a ``State``; kept by reference); returns their count."""

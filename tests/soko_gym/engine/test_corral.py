@@ -189,6 +189,19 @@ def test_corral_memo__a_repeated_corral_is_answered_without_a_search():
         CorralAnalysis(board, memo=-1)
 
 
+def test_corral_counters__say_how_many_searches_ran_out_and_what_they_cost():
+    # fess_profile reports these: a search cut by its budget answers "unknown" and is counted
+    board, state = position(CORRAL_DEAD)
+    full = CorralAnalysis(board, budget=256)
+    full.label(state)
+    assert full.deadlock_status() == CORRAL_DEADLOCK
+    assert (full.searches, full.cut_short, full.expanded) == (1, 0, 2)  # both positions, dead
+    cut = CorralAnalysis(board, budget=1)
+    cut.label(state)
+    assert cut.deadlock_status() == CORRAL_UNKNOWN
+    assert (cut.searches, cut.cut_short, cut.expanded) == (1, 1, 1)
+
+
 def _expected_status_and_proof(ct, state):
     """What ``corral_status`` must answer without a memo, from the per-corral kernels in Python.
 
