@@ -162,16 +162,19 @@ def announce_compile(
     """Run ``fn`` (a warm-up), saying so on stderr when it compiles kernels or is slow.
 
     The line "compiling soko-gym kernels once (cached in <folder>) ..." appears as soon as numba
-    compiles something or a second has passed, then gets the seconds it took; a warm-up that
-    only loads cached kernels quickly prints nothing. ``dots`` (default: stderr is a terminal)
-    adds a dot every half second while it runs. Returns (seconds, numba compilations).
+    compiles something, "loading soko-gym kernels (cached in <folder>) ..." when a second has
+    passed with nothing compiled (a slow disk or a busy machine), then gets the seconds it took;
+    a warm-up that only loads cached kernels quickly prints nothing. ``dots`` (default: stderr is
+    a terminal) adds a dot every half second while it runs. Returns (seconds, numba compilations).
     """
     stream = out if out is not None else sys.stderr
     dots = stream.isatty() if dots is None else dots
     start = time.perf_counter()
     done = threading.Event()
     shown = threading.Event()
-    line = f"compiling soko-gym kernels once (cached in {numba_cache_folder()}) ..."
+    folder = numba_cache_folder()
+    compiling = f"compiling soko-gym kernels once (cached in {folder}) ..."
+    loading = f"loading soko-gym kernels (cached in {folder}) ..."
 
     with CompileWatch() as watch:
 
@@ -181,7 +184,7 @@ def announce_compile(
                 ticks += 1
                 if not shown.is_set():
                     if watch.count or time.perf_counter() - start > 1.0:
-                        stream.write(line)
+                        stream.write(compiling if watch.count else loading)
                         stream.flush()
                         shown.set()
                 elif dots and ticks % 5 == 0:
@@ -198,7 +201,7 @@ def announce_compile(
     seconds = time.perf_counter() - start
     if watch.count or shown.is_set():
         if not shown.is_set():
-            stream.write(line)
+            stream.write(compiling)
         how = f"{watch.count} compiled" if watch.count else "loaded from the cache"
         stream.write(f" {seconds:.1f} s ({how})\n")
         stream.flush()

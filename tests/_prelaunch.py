@@ -8,6 +8,7 @@ jobs of the collected tests) and their test only waits for the outcome.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -80,6 +81,31 @@ class Prelaunched:
             self._thread.join(timeout=30)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def share_cache(source: Path, target: Path) -> int:
+    """Copy the kernels a cold check compiled into the session's numba cache; returns files.
+
+    Only kernels the session has not cached yet are copied (data first, the index last, each by
+    an atomic rename), so the main process loads them instead of compiling them again and never
+    reads half a file. Both caches index the same source files, so their entries agree.
+    """
+    copied = 0
+    for index in source.rglob("*.nbi"):
+        folder = target / index.parent.relative_to(source)
+        if (folder / index.name).exists():
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = index.name[: -len(".nbi")]
+        data_files = [f for f in index.parent.iterdir() if f.name.startswith(f"{stem}.")]
+        for data in [*(f for f in data_files if f.suffix == ".nbc"), index]:
+            if (folder / data.name).exists():
+                continue
+            partial = folder / f".{data.name}.{os.getpid()}.part"
+            shutil.copyfile(data, partial)
+            os.replace(partial, folder / data.name)
+            copied += 1
+    return copied
 
 
 def prelaunch(work: Callable[[Prelaunched, Path], Any]) -> Prelaunched:

@@ -16,7 +16,7 @@ from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.engine.patterns import warmup_patterns
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
 from soko_gym.levels.generator import warmup_generator
-from tests._prelaunch import prelaunch
+from tests._prelaunch import prelaunch, share_cache
 
 
 def engine_kernels(packages=("soko_gym.engine",)):
@@ -171,7 +171,10 @@ def _cold_signatures(job, folder):
     )
     env = {**os.environ, "NUMBA_CACHE_DIR": str(folder)}
     root = Path(__file__).resolve().parents[3]
-    return job.run([sys.executable, "-c", code], env=env, cwd=root, timeout=1800)
+    proc = job.run([sys.executable, "-c", code], env=env, cwd=root, timeout=1800)
+    # every kernel is compiled now: the main process loads what it has not compiled yet
+    share_cache(folder, Path(os.environ["NUMBA_CACHE_DIR"]))
+    return proc
 
 
 @pytest.mark.prelaunch(_cold_signatures)
