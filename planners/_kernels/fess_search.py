@@ -60,6 +60,7 @@ from soko_gym.engine.corral import (
     CORRAL_DEADLOCK,
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
+    adapt_budget,
     corral_label,
     corral_pi_sq_pushes,
     corral_status,
@@ -457,21 +458,13 @@ def _room_test(t, sc, w, learned, player, dst):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _adapt(budget, ran_out, proved, cap):
-    """The next budget of a bounded deadlock search after one that ``ran_out`` or ``proved``.
+    """The next budget of a room's deadlock search (``adapt_budget``, floor ``ADAPT_MIN``).
 
-    A search that runs out of positions proved nothing for its cost: the next one gets half
-    the budget (not below ``ADAPT_MIN``); one that proves a deadlock doubles it (up to
-    ``cap``). Where the searches pay, they stay deep; where they only burn positions (a room
-    holding its own targets, as in most Microban levels, whose search must pack every box to
-    end), they become cheap. Only fewer proofs can follow, never a wrong one. Used for the
-    room searches, per room; the corral searches keep their budget (adapting theirs lost
-    XSokoban 75, whose corral proofs need the deep searches).
+    Where the searches pay, they stay deep; where they only burn positions (a room holding its
+    own targets, as in most Microban levels, whose search must pack every box to end), they
+    become cheap. Per room; the corral searches adapt per corral size in their own tables.
     """
-    if ran_out:
-        return max(np.int64(ADAPT_MIN), budget // 2)
-    if proved:
-        return min(cap, budget * 2)
-    return budget
+    return adapt_budget(budget, ran_out, proved, np.int64(ADAPT_MIN), cap)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")

@@ -37,6 +37,11 @@ smaller problem (fewer boxes only widen walks and free targets), so if no sequen
 goal, the position is a deadlock. Pushes onto dead squares and freezes off goal are pruned
 inside it. When the node budget runs out the answer is unknown, never a deadlock. Visited
 positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables.
+
+Adaptive budgets (``min_budget`` > 0): the budget is kept per corral size (its number of
+boxes), halved after a search of that size runs out and doubled (up to the full budget) after
+one proves a deadlock. Searches that mostly run out cost little; sizes whose proofs need deep
+searches keep them. Only fewer proofs can follow, never a wrong one.
 """
 
 from __future__ import annotations
@@ -317,6 +322,7 @@ def corral_deadlock(ct, box_at, k, player):
     sub_player, sub_pos, sub_pushes = ct.sub_player, ct.sub_pos, ct.sub_pushes
     stamps, stack, seen, trail = ct.stamps, ct.stack, ct.seen, ct.trail
     budget = ct.params[PARAM_BUDGET]
+    adaptive = ct.params[PARAM_MIN_BUDGET] > 0
     max_boxes = sub_nodes.shape[1] - 2
     col_player = max_boxes
     col_slot = max_boxes + 1
@@ -343,7 +349,8 @@ def corral_deadlock(ct, box_at, k, player):
     if on_goal == m:
         return CORRAL_OPEN
     sub_nodes[0, col_player] = player
-    limit = min(budget, sub_nodes.shape[0])
+    size_budget = ct.size_budget[m] if adaptive else budget
+    limit = min(size_budget, sub_nodes.shape[0])
     h = np.uint64(0)
     for i in range(m):
         sq = sub_nodes[0, i]
@@ -407,9 +414,30 @@ def corral_deadlock(ct, box_at, k, player):
     ct.counters[COUNT_EXPANDED] += head
     if status == CORRAL_UNKNOWN:
         ct.counters[COUNT_CUT] += 1
+    if adaptive:
+        ct.size_budget[m] = adapt_budget(
+            size_budget, status == CORRAL_UNKNOWN, status == CORRAL_DEADLOCK,
+            ct.params[PARAM_MIN_BUDGET], budget,
+        )  # fmt: skip
     for node in range(tail):  # empty the table again: every key in it is a stored position
         sub_player[sub_nodes[node, col_slot]] = _EMPTY
     return status
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def adapt_budget(budget, ran_out, proved, floor, cap):
+    """The next budget of a bounded deadlock search after one that ``ran_out`` or ``proved``.
+
+    A search that runs out of positions proved nothing for its cost: the next one gets half the
+    budget (not below ``floor``); one that proves a deadlock doubles it (up to ``cap``); an
+    open answer leaves it. Where the searches pay they stay deep, where they only burn
+    positions they become cheap.
+    """
+    if ran_out:
+        return max(floor, budget // 2)
+    if proved:
+        return min(cap, budget * 2)
+    return budget
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -492,7 +520,8 @@ def new_corral_scratch(
 # Slots of ``CorralTables.params`` (int64[N_PARAMS]), fixed when the tables are built.
 PARAM_BUDGET = 0  # most positions one bounded corral search stores
 PARAM_MEMO = 1  # memo slots (a power of two), 0 for no memo
-N_PARAMS = 2
+PARAM_MIN_BUDGET = 2  # floor of the adaptive per-size budgets, 0: every search gets the budget
+N_PARAMS = 3
 
 # Slots of ``CorralTables.out`` (int64[N_OUT]), written by the kernels below.
 OUT_N_CORRALS = 0  # corrals found by the latest ``corral_label``
@@ -524,6 +553,7 @@ CorralTables = namedtuple(
         "trail",  # int32[n_cells]
         "pushes",  # int32[4 * n_boxes] legal push codes
         "params",  # int64[N_PARAMS] (PARAM_* slots)
+        "size_budget",  # int64[max_boxes + 1] current budget per corral size (adaptive budgets)
         "memo_boxes",  # uint64[memo cap] corral_key of each memo slot: boxes hash,
         "memo_region",  # uint64[memo cap] squares hash,
         "memo_norm",  # int32[memo cap] normalized player square,
@@ -535,7 +565,9 @@ CorralTables = namedtuple(
 )
 
 
-def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int = 0) -> CorralTables:
+def new_corral_tables(
+    board, budget: int = 256, max_boxes: int = 12, memo: int = 0, min_budget: int = 0
+) -> CorralTables:
     """Fresh ``CorralTables`` for the corral kernels on ``board`` (a ``soko_gym.engine.Board``).
 
     Args:
@@ -543,12 +575,16 @@ def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int =
         budget: most positions each bounded corral search stores.
         max_boxes: largest corral (barrier and interior boxes) searched.
         memo: most remembered corral answers, rounded up to a power of two; 0 remembers none.
+        min_budget: with a value > 0 the budget adapts per corral size (module docstring),
+            never below this; 0 gives every search ``budget``.
 
     Raises:
-        ValueError: when ``memo`` is negative.
+        ValueError: when ``memo`` is negative, or ``min_budget`` negative or above ``budget``.
     """
     if memo < 0:
         raise ValueError(f"memo must be >= 0, got {memo}")
+    if not 0 <= min_budget <= budget:
+        raise ValueError(f"min_budget must be in [0, budget={budget}], got {min_budget}")
     n = board.n_cells
     nb = max(1, board.n_boxes)
     cap = 0 if memo == 0 else 1 << (memo - 1).bit_length()
@@ -556,6 +592,7 @@ def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int =
     params = np.zeros(N_PARAMS, dtype=np.int64)
     params[PARAM_BUDGET] = budget
     params[PARAM_MEMO] = cap
+    params[PARAM_MIN_BUDGET] = min_budget
     scratch = new_corral_scratch(n, board.n_boxes, budget, max_boxes)
     return CorralTables(
         cells=board.cells,
@@ -569,6 +606,7 @@ def new_corral_tables(board, budget: int = 256, max_boxes: int = 12, memo: int =
         trail=np.empty(n, dtype=SQUARE_DTYPE),
         pushes=np.zeros(4 * nb, dtype=SQUARE_DTYPE),
         params=params,
+        size_budget=np.full(max_boxes + 1, budget, dtype=np.int64),
         memo_boxes=np.zeros(slots, dtype=HASH_DTYPE),
         memo_region=np.zeros(slots, dtype=HASH_DTYPE),
         memo_norm=np.zeros(slots, dtype=np.int32),
@@ -749,10 +787,13 @@ class CorralAnalysis:
         budget: most positions each bounded corral search stores.
         max_boxes: largest corral (barrier and interior boxes) searched.
         memo: most remembered corral answers; 0 remembers none.
+        min_budget: with a value > 0 each corral size's budget adapts (module docstring).
     """
 
-    def __init__(self, board, budget: int = 256, max_boxes: int = 12, memo: int = 0) -> None:
-        self.tables = new_corral_tables(board, budget, max_boxes, memo)
+    def __init__(
+        self, board, budget: int = 256, max_boxes: int = 12, memo: int = 0, min_budget: int = 0
+    ) -> None:
+        self.tables = new_corral_tables(board, budget, max_boxes, memo, min_budget)
         self.board = board
         self.budget = budget
         self.memo_size = int(self.tables.params[PARAM_MEMO])

@@ -21,6 +21,7 @@ from soko_gym.engine.corral import (
     OUT_PROOF_NORM,
     PARAM_MEMO,
     CorralAnalysis,
+    adapt_budget,
     corral_deadlock,
     corral_deadlock_status,
     corral_key,
@@ -200,6 +201,35 @@ def test_corral_counters__say_how_many_searches_ran_out_and_what_they_cost():
     cut.label(state)
     assert cut.deadlock_status() == CORRAL_UNKNOWN
     assert (cut.searches, cut.cut_short, cut.expanded) == (1, 1, 1)
+
+
+def test_adapt_budget__halves_after_running_out_doubles_after_a_proof_within_bounds():
+    i = np.int64
+    assert adapt_budget(i(1024), True, False, i(64), i(1024)) == 512
+    assert adapt_budget(i(64), True, False, i(64), i(1024)) == 64  # never below the floor
+    assert adapt_budget(i(256), False, True, i(64), i(1024)) == 512
+    assert adapt_budget(i(1024), False, True, i(64), i(1024)) == 1024  # never above the cap
+    assert adapt_budget(i(256), False, False, i(64), i(1024)) == 256  # an open corral
+
+
+def test_corral_adaptive_budget__each_corral_size_searches_with_its_own_budget():
+    board, state = position(CORRAL_DEAD)  # proven dead after storing 2 positions
+    fixed = CorralAnalysis(board, budget=256)
+    fixed.label(state)
+    assert fixed.deadlock_status() == CORRAL_DEADLOCK
+    assert (fixed.tables.size_budget == 256).all()  # min_budget 0: no adapting
+    adaptive = CorralAnalysis(board, budget=256, min_budget=1)
+    adaptive.tables.size_budget[:] = 1  # as after searches of every size that ran out
+    adaptive.label(state)
+    assert adaptive.deadlock_status() == CORRAL_UNKNOWN  # one position is not enough
+    assert adaptive.cut_short == 1 and (adaptive.tables.size_budget == 1).all()  # the floor
+    adaptive.tables.size_budget[:] = 2
+    assert adaptive.deadlock_status() == CORRAL_DEADLOCK
+    (size,) = np.flatnonzero(adaptive.tables.size_budget == 4)  # its size doubled, no other
+    assert (np.delete(adaptive.tables.size_budget, size) == 2).all()
+    for bad in (-1, 257):
+        with pytest.raises(ValueError, match="min_budget"):
+            new_corral_tables(board, budget=256, min_budget=bad)
 
 
 def _expected_status_and_proof(ct, state):
