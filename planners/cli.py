@@ -162,10 +162,11 @@ def announce_compile(
     """Run ``fn`` (a warm-up), saying so on stderr when it compiles kernels or is slow.
 
     The line "compiling soko-gym kernels once (cached in <folder>) ..." appears as soon as numba
-    compiles something, "loading soko-gym kernels (cached in <folder>) ..." when a second has
-    passed with nothing compiled (a slow disk or a busy machine), then gets the seconds it took;
-    a warm-up that only loads cached kernels quickly prints nothing. ``dots`` (default: stderr is
-    a terminal) adds a dot every half second while it runs. Returns (seconds, numba compilations).
+    starts compiling, then gets the seconds it took. A warm-up that compiles nothing but takes
+    over a second (a slow disk or a busy machine) gets "loading soko-gym kernels (cached in
+    <folder>) ..." with its seconds when it ends: before that, a slow start cannot be told from
+    a compile about to begin. A quick load prints nothing. ``dots`` (default: stderr is a
+    terminal) adds a dot every half second while compiling. Returns (seconds, compilations).
     """
     stream = out if out is not None else sys.stderr
     dots = stream.isatty() if dots is None else dots
@@ -174,7 +175,6 @@ def announce_compile(
     shown = threading.Event()
     folder = numba_cache_folder()
     compiling = f"compiling soko-gym kernels once (cached in {folder}) ..."
-    loading = f"loading soko-gym kernels (cached in {folder}) ..."
 
     with CompileWatch() as watch:
 
@@ -183,8 +183,8 @@ def announce_compile(
             while not done.wait(0.1):
                 ticks += 1
                 if not shown.is_set():
-                    if watch.count or time.perf_counter() - start > 1.0:
-                        stream.write(compiling if watch.count else loading)
+                    if watch.count:
+                        stream.write(compiling)
                         stream.flush()
                         shown.set()
                 elif dots and ticks % 5 == 0:
@@ -199,9 +199,11 @@ def announce_compile(
             done.set()
             thread.join()
     seconds = time.perf_counter() - start
-    if watch.count or shown.is_set():
+    if watch.count or seconds > 1.0:
         if not shown.is_set():
-            stream.write(compiling)
+            stream.write(
+                compiling if watch.count else f"loading soko-gym kernels (cached in {folder}) ..."
+            )
         how = f"{watch.count} compiled" if watch.count else "loaded from the cache"
         stream.write(f" {seconds:.1f} s ({how})\n")
         stream.flush()

@@ -107,3 +107,18 @@ def test_announce_compile__a_slow_load_says_loading_not_compiling():
     text = err.getvalue()
     assert text.startswith("loading soko-gym kernels (cached in ")
     assert "compiling" not in text and text.endswith("(loaded from the cache)\n")
+
+
+def test_announce_compile__a_compile_after_a_slow_first_second_says_compiling():
+    from numba import njit
+
+    def slow_start_then_compile():
+        time.sleep(1.3)  # imports and set-up on a busy machine
+        njit(lambda x: x + 1)(1)  # a new function: numba compiles it
+
+    err = io.StringIO()
+    seconds, compiled = announce_compile(slow_start_then_compile, dots=False, out=err)
+    assert compiled >= 1
+    found = COMPILE_LINE.search(err.getvalue())
+    assert found and "compiled" in found["how"], err.getvalue()
+    assert "loading" not in err.getvalue()
