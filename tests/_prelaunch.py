@@ -96,9 +96,11 @@ def share_cache(source: Path, target: Path) -> int:
         if (folder / index.name).exists():
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        stem = index.name[: -len(".nbi")]
-        data_files = [f for f in index.parent.iterdir() if f.name.startswith(f"{stem}.")]
-        for data in [*(f for f in data_files if f.suffix == ".nbc"), index]:
+        stem = index.name[: -len("nbi")]  # "<module>.<kernel>-<line>.py311."
+        kernels = [
+            f for f in index.parent.iterdir() if f.suffix == ".nbc" and f.name.startswith(stem)
+        ]
+        for data in [*kernels, index]:
             if (folder / data.name).exists():
                 continue
             partial = folder / f".{data.name}.{os.getpid()}.part"
