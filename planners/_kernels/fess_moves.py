@@ -65,6 +65,7 @@ MoveTables = namedtuple(
     [
         "cells",  # uint8[n_cells] cell flags
         "dead",  # uint8[n_cells] simple dead squares
+        "dead_side",  # uint8[4 * n_cells] 1 on lone-box dead states (square * 4 + player side)
         "offsets",  # int32[4] up, down, left, right (offsets[d ^ 1] == -offsets[d])
         "floor",  # int32[n_floor] floor squares
         "floor_index",  # int32[n_cells] index into floor, -1 off the floor
@@ -280,12 +281,16 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _block_box_paths(cells, box_at, offsets, src, sc):
-    """Fewest pushes of the box on ``src`` to every square (``engine.step.box_paths``).
+def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
+    """Fewest pushes of the box on ``src`` to every live state (``engine.step.box_paths``).
 
     The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
     (``edge_blocks``); ``sc.reach0`` marks where the player stands before the move. Same
-    ``dist`` / ``parent`` encoding as ``box_paths``.
+    ``dist`` / ``parent`` encoding as ``box_paths``. Paths stop at states from which a lone box
+    reaches no goal (``dead_side``, which covers simple dead squares): other boxes only take
+    pushes away, so every state reached from a dead one is dead too and a position with the
+    box in one is lost. Each square where a push is stopped so is counted once in ``kinds``
+    (its ``sc.dst_mark`` set to ``-mark``).
     """
     dist = sc.dist
     parent = sc.parent
@@ -324,6 +329,11 @@ def _block_box_paths(cells, box_at, offsets, src, sc):
             if not (cells[dest] & FLOOR) or box_at[dest] >= 0:
                 continue
             nxt = dest * 4 + behind
+            if dead_side[nxt]:
+                if sc.dst_mark[dest] != -mark:
+                    sc.dst_mark[dest] = -mark
+                    kinds[DL_DEAD_SQUARE] += 1
+                continue
             if dist[nxt] == DIST_INF:
                 dist[nxt] = here + 1
                 parent[nxt] = code * 4 + d
@@ -402,10 +412,10 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         box_at[src] = -1
         n_regions = edge_blocks(cells, box_at, offsets, floor, sc)
         _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions)
-        tail = _block_box_paths(cells, box_at, offsets, src, sc)
-        # the squares the box reaches, in board order (the order of the moves)
         dst_mark[n_cells] += 1
         mark = dst_mark[n_cells]
+        tail = _block_box_paths(cells, tables.dead_side, box_at, offsets, src, sc, mark, kinds)
+        # the live squares the box reaches, in board order (the order of the moves)
         for qi in range(tail):
             dst_mark[sc.queue[qi] >> 2] = mark
         n_dst = 0
@@ -422,9 +432,6 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                     first = s
                     break
             if first < 0:
-                continue
-            if dead[dst]:
-                kinds[DL_DEAD_SQUARE] += 1
                 continue
             # the box moves; each player region around it is one move
             box_at[dst] = b

@@ -121,6 +121,7 @@ from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.corral import new_corral_tables
+from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
@@ -514,7 +515,8 @@ class _FessRun:
         self.scratch = new_move_scratch(board.cells, nb, self.rooms.n_rooms)
         self.kinds = self.scratch.kinds
         self.move_tables = MoveTables(
-            board.cells, board.dead, board.offsets, board.floor, board.floor_index, board.goals,
+            board.cells, board.dead, dead_sides(board.cells, board.push_dist), board.offsets,
+            board.floor, board.floor_index, board.goals,
             board.goal_dist, goal_bit_table(board.goal_dist), self.plan.src, self.plan.dst,
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
             self.features.hot, patterns.square_start, patterns.square_instance,

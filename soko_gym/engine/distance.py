@@ -107,3 +107,14 @@ def dead_squares(cells: np.ndarray, push_dist: np.ndarray) -> np.ndarray:
     """Simple dead squares: floor from which no goal is reachable. uint8[n_cells], 1 = dead."""
     nearest = push_dist.min(axis=(0, 2))
     return (((cells & FLOOR) != 0) & (nearest == DIST_INF)).astype(np.uint8)
+
+
+def dead_sides(cells: np.ndarray, push_dist: np.ndarray) -> np.ndarray:
+    """Dead lone-box states: a box on the square, the player on that side, reaches no goal.
+
+    uint8[4 * n_cells], index ``square * 4 + side``, 1 = dead (non-floor squares and walled
+    sides included). A finer test than ``dead_squares``: a box pushed into a one-way corridor
+    from the wrong end is lost though the corridor's squares are not dead.
+    """
+    nearest = push_dist.min(axis=0)  # [n_cells, 4]
+    return (nearest == DIST_INF).astype(np.uint8).reshape(-1)

@@ -6,6 +6,7 @@ import pytest
 from planners._kernels.fess import count_regions
 from planners._kernels.fess_moves import _block_box_paths, edge_blocks, new_move_scratch
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR
+from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.engine.step import box_paths
 from soko_gym.levels import load_levels
@@ -62,6 +63,7 @@ def test_edge_blocks_match_flood_fills(selection):
 @pytest.mark.parametrize("selection", ["microban:1-20", "xsokoban:1-3"])
 def test_block_box_paths_equal_the_engines_box_paths(selection):
     moved = 0
+    cut = 0
     for b, box_pos, player in _positions(selection, 2, seed=1):
         if b.n_boxes == 0:
             continue
@@ -74,17 +76,26 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
         dist = np.zeros(4 * b.n_cells, dtype=np.uint16)
         parent = np.zeros(4 * b.n_cells, dtype=np.int32)
         queue = np.zeros(4 * b.n_cells, dtype=np.int32)
+        dead_side = dead_sides(b.cells, b.push_dist)
+        no_dead = np.zeros_like(dead_side)
         for src in box_pos.tolist():
             box_paths(b.cells, box_at, b.offsets, player, src, stamps, stack, dist, parent, queue)
             expected = dist.copy()
             k = box_at[src]
             box_at[src] = -1
             edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
-            _block_box_paths(b.cells, box_at, b.offsets, src, sc)
+            _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds)
+            assert np.array_equal(sc.dist, expected)
+            # with dead states cut: the live states keep their distances, the dead ones are
+            # never reached (but for the box's own square)
+            _block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds)
             box_at[src] = k
+            expected[(dead_side == 1) & (expected != 0)] = DIST_INF
             assert np.array_equal(sc.dist, expected)
             moved += int((expected[4:] != DIST_INF).sum() > 1)
+            cut += int((dist != expected).sum())
     assert moved > 10  # the comparison covered boxes that really move
+    assert cut > 0  # and dead states the plain search reaches
 
 
 def test_bipartite_shortcut_only_skips_moves_that_keep_a_perfect_matching():

@@ -5,6 +5,7 @@ import pytest
 
 import soko_gym
 from soko_gym.engine.constants import DIST_INF, FLOOR
+from soko_gym.engine.distance import dead_sides
 
 
 def brute_force_push_distance(board, box, player, goal):
@@ -77,3 +78,20 @@ def test_push_distances__walled_in_box_on_goal_is_not_dead():
     walled = 1 * w + 3
     assert board.nearest_goal_dist[walled] == 0 and not board.dead[walled]
     assert all(board.goal_dist[g, goal] == 0 for g, goal in enumerate(board.goals.tolist()))
+
+
+def test_dead_sides__one_way_corridor_from_the_wrong_end():
+    # the goal is at the corridor's right end: a box in it is live with the player on its
+    # left and dead with the player on its right, though no corridor square is dead
+    level = soko_gym.Level.from_xsb("#######\n#@ $ .#\n### ###\n  ###\n")
+    board = level.board
+    w = board.width
+    box = 1 * w + 3
+    left, right = 2, 3
+    sides = dead_sides(board.cells, board.push_dist).reshape(-1, 4)
+    assert not board.dead[box]
+    assert sides[box, right] == 1 and sides[box, left] == 0
+    # a dead square is dead from every side; a goal from none
+    corner = 1 * w + 1
+    assert board.dead[corner] and sides[corner].all()
+    assert not sides[int(board.goals[0])].any()
