@@ -128,6 +128,7 @@ MoveScratch = namedtuple(
         "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
         "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
         "pick",  # uint8[n_rooms] rooms to search again after a move
+        "room_bits",  # uint64[n_cells + 64] scratch of the one-pass room count
     ],
 )
 
@@ -190,6 +191,7 @@ def new_move_scratch(
         dst_mark=np.zeros(n + 1, dtype=np.int64),
         intact0=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
         pick=np.zeros(n_rooms, dtype=np.uint8),
+        room_bits=np.zeros(n + 64, dtype=np.uint64),
     )
 
 
@@ -644,7 +646,7 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
                 feat[FEAT_ROOMS] = recount_broken_room_edges(
                     box_at, offsets, tables.room_areas, src, dst, sc.intact0, sc.label, sc.stack,
-                    sc.intact, sc.pick,
+                    sc.intact, sc.pick, sc.room_bits,
                 )  # fmt: skip
             feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst

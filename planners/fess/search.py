@@ -523,7 +523,10 @@ class _FessRun:
             patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
             room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets),
-            room_areas(self.rooms.room_id, self.rooms.passage_id, self.rooms.edges, board.offsets),
+            room_areas(
+                self.rooms.room_id, self.rooms.passage_id, self.rooms.edges, board.offsets,
+                board.floor,
+            ),
         )  # fmt: skip
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
         cap = max(1, 4 * nb * nf)  # the most moves a node can have

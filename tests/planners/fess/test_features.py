@@ -274,7 +274,9 @@ def test_pull_closure__agrees_with_forward_box_paths(xsb):
                 assert bool(closure[x * 4 + side]) == forward, (goal, x, side)
 
 
-@pytest.mark.parametrize("spec", ["xsokoban:1", "xsokoban:13", "xsokoban:29", "sasquatch:12"])
+@pytest.mark.parametrize(
+    "spec", ["xsokoban:1", "xsokoban:13", "xsokoban:29", "sasquatch:12", "sasquatch:50"]
+)
 def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(spec):
     # the move generator counts broken room edges again only in the rooms whose search a
     # box's two squares can change (planners._kernels.fess.room_areas)
@@ -282,14 +284,16 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
     features = FeatureEvaluator(board)
     r = features.rooms
     assert r.n_rooms > 1 and r.edges.shape[0] > 0
-    areas = kernels.room_areas(r.room_id, r.passage_id, r.edges, board.offsets)
+    areas = kernels.room_areas(r.room_id, r.passage_id, r.edges, board.offsets, board.floor)
     live = board.floor[board.dead[board.floor] == 0]
     n = board.n_cells
     label, stack = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
     intact = np.zeros((r.n_rooms, r.n_rooms), dtype=np.uint8)
     pick = np.zeros(r.n_rooms, dtype=np.uint8)
+    bits = np.zeros(n + kernels.MAX_BIT_ROOMS, dtype=np.uint64)
     rng = np.random.default_rng(3)
     changed = 0
+    by_bits = 0
     for _ in range(300):
         k = int(rng.integers(1, min(board.n_boxes, live.size - 1) + 1))
         squares = rng.choice(live, size=k + 1, replace=False)
@@ -301,9 +305,17 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
         box_at[b], box_at[a] = box_at[a], -1
         full = features.room_connectivity(box_at)
         got = kernels.recount_broken_room_edges(
-            box_at, board.offsets, areas, a, b, intact0, label, stack, intact, pick
+            box_at, board.offsets, areas, a, b, intact0, label, stack, intact, pick, bits
         )
         assert got == full, (spec, a, b)
         assert (intact == features._intact).all()
         changed += full != before
+        # the one-pass count, which the recount takes where room searches would walk over
+        # twice the squares the floor has, agrees everywhere
+        one_pass = kernels._count_by_bits(box_at, board.offsets, areas, label, stack, intact, bits)
+        assert one_pass == full, (spec, a, b)
+        assert (intact == features._intact).all()
+        by_bits += areas.aff_cost[a] + areas.aff_cost[b] > 2 * board.floor.shape[0]
     assert changed > 10
+    if spec == "sasquatch:50":
+        assert by_bits > 100  # its lattice of passages joins all eight rooms
