@@ -515,7 +515,7 @@ class _FessRun:
         self.scratch = new_move_scratch(board.cells, nb, self.rooms.n_rooms)
         self.kinds = self.scratch.kinds
         self.move_tables = MoveTables(
-            board.cells, board.dead, dead_sides(board.cells, board.push_dist), board.offsets,
+            board.cells, board.dead, dead_sides(board.push_dist), board.offsets,
             board.floor, board.floor_index, board.goals,
             board.goal_dist, goal_bit_table(board.goal_dist), self.plan.src, self.plan.dst,
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,

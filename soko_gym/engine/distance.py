@@ -109,7 +109,7 @@ def dead_squares(cells: np.ndarray, push_dist: np.ndarray) -> np.ndarray:
     return (((cells & FLOOR) != 0) & (nearest == DIST_INF)).astype(np.uint8)
 
 
-def dead_sides(cells: np.ndarray, push_dist: np.ndarray) -> np.ndarray:
+def dead_sides(push_dist: np.ndarray) -> np.ndarray:
     """Dead lone-box states: a box on the square, the player on that side, reaches no goal.
 
     uint8[4 * n_cells], index ``square * 4 + side``, 1 = dead (non-floor squares and walled

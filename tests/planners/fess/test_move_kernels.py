@@ -76,7 +76,7 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
         dist = np.zeros(4 * b.n_cells, dtype=np.uint16)
         parent = np.zeros(4 * b.n_cells, dtype=np.int32)
         queue = np.zeros(4 * b.n_cells, dtype=np.int32)
-        dead_side = dead_sides(b.cells, b.push_dist)
+        dead_side = dead_sides(b.push_dist)
         no_dead = np.zeros_like(dead_side)
         for src in box_pos.tolist():
             box_paths(b.cells, box_at, b.offsets, player, src, stamps, stack, dist, parent, queue)

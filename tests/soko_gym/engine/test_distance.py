@@ -88,7 +88,7 @@ def test_dead_sides__one_way_corridor_from_the_wrong_end():
     w = board.width
     box = 1 * w + 3
     left, right = 2, 3
-    sides = dead_sides(board.cells, board.push_dist).reshape(-1, 4)
+    sides = dead_sides(board.push_dist).reshape(-1, 4)
     assert not board.dead[box]
     assert sides[box, right] == 1 and sides[box, left] == 0
     # a dead square is dead from every side; a goal from none
