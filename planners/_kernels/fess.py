@@ -251,9 +251,7 @@ def _count_by_bits(box_at, offsets, areas, comp, stack, intact, bits):
     n_comp = 0
     for i in range(floor.shape[0]):
         start = floor[i]
-        if room_id[start] >= 0 or passage_id[start] < 0 or box_at[start] >= 0:
-            continue
-        if comp[start] >= 0:
+        if room_id[start] >= 0 or passage_id[start] < 0 or box_at[start] >= 0 or comp[start] >= 0:
             continue
         rooms = np.uint64(0)
         comp[start] = n_comp
