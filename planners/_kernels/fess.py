@@ -162,12 +162,30 @@ RoomAreas = namedtuple(
         "room_sq",  # int32[...] increasing within a room
         "reach_start",  # int32[n_rooms + 1] squares room r's search may mark (room, passages)
         "reach_sq",  # int32[...]
-        "aff_start",  # int32[n_cells + 1] rooms whose search a box on a square can change
+        "aff_start",  # int32[n_cells + 1] rooms whose touches a box on a square can change
         "aff_room",  # int32[...]
         "aff_cost",  # int32[n_cells] squares those rooms' searches may walk (sum of reaches)
         "floor",  # int32[n_floor] the floor squares, increasing
+        "salt",  # uint64[max(1, n_rooms)] per room, mixed into its memo keys (``RoomCount``)
     ],
 )
+
+
+def room_border_table(
+    room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
+    """uint8[n_cells]: 1 on passages and on room squares next to a passage or another room.
+
+    The room-connectivity feature depends on which of these squares hold boxes, never on the
+    others: a search from a room leaves it only through such squares.
+    """
+    border = (passage_id >= 0).astype(np.uint8)
+    for o in offsets.tolist():
+        nb = np.roll(room_id, -o)
+        nb_passage = np.roll(passage_id, -o) >= 0
+        border |= ((room_id >= 0) & (nb_passage | ((nb >= 0) & (nb != room_id)))).astype(np.uint8)
+    return border
+
 
 MAX_BIT_ROOMS = 64  # rooms the one-pass count (``_count_by_bits``) can hold in a uint64
 
@@ -179,15 +197,18 @@ def room_areas(
     offsets: np.ndarray,
     floor: np.ndarray,
 ) -> RoomAreas:
-    """Each room's search area on the empty board, for ``recount_broken_room_edges``.
+    """Each room's search area on the empty board, for ``count_rooms`` and ``recount_rooms``.
 
     A room's search walks its own squares and the passages it reaches and touches the other
-    rooms' squares next to them; a box can change that search only on one of those squares.
+    rooms' squares next to them; which rooms it touches can change only with a box on one of
+    those squares that is also a border square (``room_border_table``): every free square of
+    a room starts a search, so a path out of it may as well start at its last room square.
     ``floor``: the level's floor squares, increasing.
     """
     n = room_id.shape[0]
     n_rooms = int(room_id.max()) + 1 if n and room_id.max() >= 0 else 0
     offs = [int(o) for o in offsets]
+    border = room_border_table(room_id, passage_id, offsets)
     rooms, reaches = [], []
     affected: list[list[int]] = [[] for _ in range(n)]
     for r in range(n_rooms):
@@ -209,7 +230,8 @@ def room_areas(
         rooms.append(own)
         reaches.append(np.array(sorted(seen), dtype=np.int64))
         for q in seen | touched:
-            affected[q].append(r)
+            if border[q]:
+                affected[q].append(r)
 
     def csr(lists):
         start = np.zeros(len(lists) + 1, dtype=np.int32)
@@ -222,9 +244,11 @@ def room_areas(
     aff_start, aff_room = csr(affected)
     reach_size = np.diff(reach_start)
     aff_cost = np.array([int(reach_size[x].sum()) for x in affected], dtype=np.int32)
+    salt = np.random.default_rng(0x5A17).integers(1, 2**63, size=max(1, n_rooms), dtype=np.int64)
     return RoomAreas(
         room_id, passage_id, edges, room_start, room_sq, reach_start, reach_sq, aff_start,
         aff_room, aff_cost.reshape(-1), np.asarray(floor, dtype=np.int32),
+        salt.astype(np.uint64),
     )  # fmt: skip
 
 
@@ -299,26 +323,136 @@ def _count_by_bits(box_at, offsets, areas, comp, stack, intact, bits):
     return _broken_edges(areas.edges, intact)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def recount_broken_room_edges(
-    box_at, offsets, areas, a, b, intact0, seen, stack, intact, pick, bits
-):
-    """``count_broken_room_edges`` after boxes changed on squares ``a`` and ``b`` only.
+RoomCount = namedtuple(
+    "RoomCount",
+    [  # scratch of the move generator's room counts (``count_rooms``, ``recount_rooms``)
+        "seen",  # int32[n_cells] room searches' scratch (may be shared with other fills)
+        "stack",  # int32[n_cells]
+        "intact",  # uint8[n_rooms, n_rooms] receives the rooms' touches, as the full count
+        "pick",  # uint8[n_rooms] rooms to work out
+        "bits",  # uint64[n_cells + 64] scratch of the one-pass count
+        "area_hash",  # uint64[max(1, n_rooms)] per room: Zobrist key of the boxes on its area
+        "key",  # uint64[max(1, n_rooms)] per room to work out: its memo key
+        "memo_key",  # uint64[cap] remembered room rows (cap a power of two; 0: empty slot)
+        "memo_row",  # uint64[cap] the rooms a room's searches touch, as bits
+    ],
+)
 
-    ``intact0``: the searches' result on the position before the change; only the rooms whose
-    search area holds ``a`` or ``b`` (``RoomAreas``) search again, the others keep their row.
-    When those searches may walk over twice the squares the floor has (passages joining many
-    rooms) and there are at most 64 rooms, one pass over the floor counts instead
-    (``_count_by_bits``: the factor of two allows for its dearer pass).
-    ``pick``: uint8[n_rooms] scratch; ``bits``: uint64[n_cells + 64] scratch; ``seen``,
-    ``stack``, ``intact`` as in the full count.
+
+def new_room_count(
+    seen: np.ndarray, stack: np.ndarray, n_rooms: int, memo_bits: int = 16
+) -> RoomCount:
+    """Scratch of the room counts, sharing the int32[n_cells] arrays ``seen`` and ``stack``.
+
+    Rooms' rows are remembered in ``2 ** memo_bits`` slots (16 bytes each) on boards of at
+    most ``MAX_BIT_ROOMS`` rooms; ``memo_bits=0`` remembers nothing.
+    """
+    n = seen.shape[0]
+    cap = 1 << memo_bits if 0 < n_rooms <= MAX_BIT_ROOMS else 1
+    return RoomCount(
+        seen=seen,
+        stack=stack,
+        intact=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
+        pick=np.zeros(n_rooms, dtype=np.uint8),
+        bits=np.zeros(n + MAX_BIT_ROOMS, dtype=np.uint64),
+        area_hash=np.zeros(max(1, n_rooms), dtype=np.uint64),
+        key=np.zeros(max(1, n_rooms), dtype=np.uint64),
+        memo_key=np.zeros(cap, dtype=np.uint64),
+        memo_row=np.zeros(cap, dtype=np.uint64),
+    )
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _room_rows(box_at, offsets, areas, rc):
+    """Fill the ``intact`` rows of the rooms ``rc.pick`` marks (keys in ``rc.key``).
+
+    A room's row depends only on the boxes on its area (``RoomAreas``), which its key names:
+    remembered rows are copied; the others are searched, in one pass over the floor where
+    their searches would walk over twice its squares (``_count_by_bits``: the factor of two
+    allows for its dearer pass), and remembered.
+    """
+    n_rooms = rc.intact.shape[0]
+    intact = rc.intact
+    memo = rc.memo_key.shape[0] > 1
+    mask = np.uint64(rc.memo_key.shape[0] - 1)
+    one = np.uint64(1)
+    cost = 0
+    for r in range(n_rooms):
+        if rc.pick[r] == 0:
+            continue
+        if memo:
+            key = rc.key[r]
+            slot = np.int64(key & mask)
+            if rc.memo_key[slot] == key:
+                row = rc.memo_row[slot]
+                for s in range(n_rooms):
+                    intact[r, s] = 1 if (row >> np.uint64(s)) & one else 0
+                rc.pick[r] = 0
+                continue
+        cost += areas.reach_start[r + 1] - areas.reach_start[r]
+    if cost == 0:
+        return
+    if n_rooms <= MAX_BIT_ROOMS and cost > 2 * areas.floor.shape[0]:
+        _count_by_bits(box_at, offsets, areas, rc.seen, rc.stack, intact, rc.bits)
+    else:
+        seen = rc.seen
+        for r in range(n_rooms):
+            if rc.pick[r] == 0:
+                continue
+            for s in range(n_rooms):
+                intact[r, s] = 0
+            for k in range(areas.reach_start[r], areas.reach_start[r + 1]):
+                seen[areas.reach_sq[k]] = -1
+            for k in range(areas.room_start[r], areas.room_start[r + 1]):
+                start = areas.room_sq[k]
+                if box_at[start] >= 0 or seen[start] == r:
+                    continue
+                _search_room(
+                    box_at, offsets, areas.room_id, areas.passage_id, r, start, seen, rc.stack,
+                    intact,
+                )  # fmt: skip
+    if memo:
+        for r in range(n_rooms):
+            if rc.pick[r] == 0:
+                continue
+            row = np.uint64(0)
+            for s in range(n_rooms):
+                if intact[r, s]:
+                    row |= one << np.uint64(s)
+            slot = np.int64(rc.key[r] & mask)
+            rc.memo_key[slot] = rc.key[r]
+            rc.memo_row[slot] = row
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def count_rooms(box_at, box_pos, offsets, areas, zobrist, rc):
+    """``count_broken_room_edges`` of a position, remembering rooms' rows (``RoomCount``).
+
+    Also keys each room's area for ``recount_rooms`` (``zobrist``: uint64[n_cells]).
+    """
+    n_rooms = rc.intact.shape[0]
+    for r in range(n_rooms):
+        rc.area_hash[r] = 0
+    for b in range(box_pos.shape[0]):
+        sq = box_pos[b]
+        for k in range(areas.aff_start[sq], areas.aff_start[sq + 1]):
+            rc.area_hash[areas.aff_room[k]] ^= zobrist[sq]
+    for r in range(n_rooms):
+        rc.pick[r] = 1
+        rc.key[r] = rc.area_hash[r] ^ areas.salt[r]
+    _room_rows(box_at, offsets, areas, rc)
+    return _broken_edges(areas.edges, rc.intact)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def recount_rooms(box_at, offsets, areas, zobrist, a, b, intact0, rc):
+    """``count_broken_room_edges`` after a box moved from square ``a`` to ``b`` (or none: a == b).
+
+    The position before the move is the one ``count_rooms`` last keyed, its rooms' rows
+    ``intact0``; only rooms whose area (``RoomAreas``) holds ``a`` or ``b`` are worked out again.
     """
     n_rooms = intact0.shape[0]
-    if (
-        n_rooms <= MAX_BIT_ROOMS
-        and areas.aff_cost[a] + areas.aff_cost[b] > 2 * areas.floor.shape[0]
-    ):
-        return _count_by_bits(box_at, offsets, areas, seen, stack, intact, bits)
+    pick = rc.pick
     for r in range(n_rooms):
         pick[r] = 0
     for k in range(areas.aff_start[a], areas.aff_start[a + 1]):
@@ -326,22 +460,17 @@ def recount_broken_room_edges(
     for k in range(areas.aff_start[b], areas.aff_start[b + 1]):
         pick[areas.aff_room[k]] = 1
     for r in range(n_rooms):
-        if pick[r] == 0:
+        if pick[r]:
+            rc.key[r] = rc.area_hash[r] ^ areas.salt[r]
+        else:
             for s in range(n_rooms):
-                intact[r, s] = intact0[r, s]
-            continue
-        for s in range(n_rooms):
-            intact[r, s] = 0
-        for k in range(areas.reach_start[r], areas.reach_start[r + 1]):
-            seen[areas.reach_sq[k]] = -1
-        for k in range(areas.room_start[r], areas.room_start[r + 1]):
-            start = areas.room_sq[k]
-            if box_at[start] >= 0 or seen[start] == r:
-                continue
-            _search_room(
-                box_at, offsets, areas.room_id, areas.passage_id, r, start, seen, stack, intact
-            )
-    return _broken_edges(areas.edges, intact)
+                rc.intact[r, s] = intact0[r, s]
+    for k in range(areas.aff_start[a], areas.aff_start[a + 1]):
+        rc.key[areas.aff_room[k]] ^= zobrist[a]
+    for k in range(areas.aff_start[b], areas.aff_start[b + 1]):
+        rc.key[areas.aff_room[k]] ^= zobrist[b]
+    _room_rows(box_at, offsets, areas, rc)
+    return _broken_edges(areas.edges, rc.intact)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

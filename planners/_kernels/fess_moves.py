@@ -15,12 +15,13 @@ import numpy as np
 from numba import njit
 
 from planners._kernels.fess import (
-    count_broken_room_edges,
     count_hotspots,
     count_out_of_plan,
     count_packed,
     count_regions,
-    recount_broken_room_edges,
+    count_rooms,
+    new_room_count,
+    recount_rooms,
 )
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
@@ -103,7 +104,6 @@ MoveScratch = namedtuple(
         "work",  # int32[4, n_boxes]
         "mark",  # int32[n_cells], all 0
         "hot_out",  # int32[n_boxes] receives the position's per-box hotspot counts
-        "intact",  # uint8[n_rooms, n_rooms]
         "before",  # uint8[n_cells] squares known before the move (reached, or a box)
         "reach0",  # uint8[n_cells] squares the player reaches before the move
         "disc",  # int32[n_cells] depth-first numbering (``edge_blocks``)
@@ -127,8 +127,7 @@ MoveScratch = namedtuple(
         "dsts",  # int32[n_cells] the squares a box can be pushed to, increasing
         "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
         "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
-        "pick",  # uint8[n_rooms] rooms to search again after a move
-        "room_bits",  # uint64[n_cells + 64] scratch of the one-pass room count
+        "rooms",  # RoomCount (``planners._kernels.fess``): room counts' scratch and memo
     ],
 )
 
@@ -152,21 +151,22 @@ def new_move_scratch(
     """
     n = cells.shape[0]
     cap = 1 << cache_bits
+    stack = np.zeros(n, dtype=np.int32)
+    label = np.full(n, -1, dtype=np.int32)
     cache_val = np.zeros((cap, N_FEAT), dtype=np.int32)
     cache_val[:, FEAT_KIND] = -2
     return MoveScratch(
         stamps=new_stamps(cells),
-        stack=np.zeros(n, dtype=np.int32),
+        stack=stack,
         dist=np.zeros(4 * n, dtype=np.uint16),
         parent=np.zeros(4 * n, dtype=np.int32),
         queue=np.zeros(4 * n, dtype=np.int32),
-        label=np.full(n, -1, dtype=np.int32),
+        label=label,
         seen=np.zeros(n + 1, dtype=np.uint32),
         trail=np.zeros(n, dtype=np.int32),
         work=np.zeros((4, max(1, n_boxes)), dtype=np.int32),
         mark=np.zeros(n, dtype=np.int32),
         hot_out=np.zeros(max(1, n_boxes), dtype=np.int32),
-        intact=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
         before=np.zeros(n, dtype=np.uint8),
         reach0=np.zeros(n, dtype=np.uint8),
         disc=np.full(n, -1, dtype=np.int32),
@@ -190,8 +190,7 @@ def new_move_scratch(
         dsts=np.zeros(n, dtype=np.int32),
         dst_mark=np.zeros(n + 1, dtype=np.int64),
         intact0=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
-        pick=np.zeros(n_rooms, dtype=np.uint8),
-        room_bits=np.zeros(n + 64, dtype=np.uint64),
+        rooms=new_room_count(label, stack, n_rooms),
     )
 
 
@@ -384,13 +383,12 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
     sc.rooms0[0] = 0
     if tables.edges.shape[0] > 0:
-        sc.rooms0[0] = count_broken_room_edges(
-            box_at, offsets, floor, tables.room_id, tables.passage_id, tables.edges, sc.label,
-            stack, sc.intact,
-        )  # fmt: skip
-        for r in range(sc.intact.shape[0]):
-            for s in range(sc.intact.shape[1]):
-                sc.intact0[r, s] = sc.intact[r, s]
+        sc.rooms0[0] = count_rooms(
+            box_at, box_pos, offsets, tables.room_areas, tables.zobrist, sc.rooms
+        )
+        for r in range(sc.intact0.shape[0]):
+            for s in range(sc.intact0.shape[1]):
+                sc.intact0[r, s] = sc.rooms.intact[r, s]
     learned_near(learned, box_at, box_pos)
     n_moves = 0
     n_boxes = box_pos.shape[0]
@@ -644,9 +642,9 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             # room-graph edges are broken: a move inside rooms keeps the position's count
             feat[FEAT_ROOMS] = sc.rooms0[0]
             if tables.edges.shape[0] > 0 and (tables.room_border[src] or tables.room_border[dst]):
-                feat[FEAT_ROOMS] = recount_broken_room_edges(
-                    box_at, offsets, tables.room_areas, src, dst, sc.intact0, sc.label, sc.stack,
-                    sc.intact, sc.pick, sc.room_bits,
+                feat[FEAT_ROOMS] = recount_rooms(
+                    box_at, offsets, tables.room_areas, tables.zobrist, src, dst, sc.intact0,
+                    sc.rooms,
                 )  # fmt: skip
             feat[FEAT_HOT] = _moved_hotspots(
                 box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
@@ -674,22 +672,6 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
         row[M_FIRST_DIR] = first_dir
         n_moves += 1
     return n_moves
-
-
-def room_border_table(
-    room_id: np.ndarray, passage_id: np.ndarray, offsets: np.ndarray
-) -> np.ndarray:
-    """uint8[n_cells]: 1 on passages and on room squares next to a passage or another room.
-
-    The room-connectivity feature depends on which of these squares hold boxes, never on the
-    others: a search from a room leaves it only through such squares.
-    """
-    border = (passage_id >= 0).astype(np.uint8)
-    for o in offsets.tolist():
-        nb = np.roll(room_id, -o)
-        nb_passage = np.roll(passage_id, -o) >= 0
-        border |= ((room_id >= 0) & (nb_passage | ((nb >= 0) & (nb != room_id)))).astype(np.uint8)
-    return border
 
 
 def goal_bit_table(goal_dist: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from planners._kernels.fess import room_areas
+from planners._kernels.fess import room_areas, room_border_table
 from planners._kernels.fess_frozen import new_frozen_tables
 from planners._kernels.fess_learned import new_learned_tables
 from planners._kernels.fess_moves import (
@@ -63,7 +63,6 @@ from planners._kernels.fess_moves import (
     goal_bit_table,
     new_move_scratch,
     new_room_scratch,
-    room_border_table,
 )
 from planners._kernels.fess_order import OrderTables
 from planners._kernels.fess_search import (

@@ -288,9 +288,9 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
     live = board.floor[board.dead[board.floor] == 0]
     n = board.n_cells
     label, stack = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
-    intact = np.zeros((r.n_rooms, r.n_rooms), dtype=np.uint8)
-    pick = np.zeros(r.n_rooms, dtype=np.uint8)
-    bits = np.zeros(n + kernels.MAX_BIT_ROOMS, dtype=np.uint64)
+    # one scratch remembers rooms' rows across positions, the other remembers nothing
+    memo = kernels.new_room_count(label, stack, r.n_rooms, memo_bits=6)
+    plain = kernels.new_room_count(label, stack, r.n_rooms, memo_bits=0)
     rng = np.random.default_rng(3)
     changed = 0
     by_bits = 0
@@ -299,23 +299,37 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
         squares = rng.choice(live, size=k + 1, replace=False)
         box_at = np.full(n, -1, dtype=np.int16)
         box_at[squares[:k]] = np.arange(k)
+        box_pos = squares[:k].astype(np.int32)
         before = features.room_connectivity(box_at)
         intact0 = features._intact.copy()
-        a, b = int(squares[int(rng.integers(k))]), int(squares[k])  # a box moves from a to b
-        box_at[b], box_at[a] = box_at[a], -1
+        for rc in (memo, plain):
+            assert (
+                kernels.count_rooms(box_at, box_pos, board.offsets, areas, board.zobrist, rc)
+                == before
+            )
+            assert (rc.intact == intact0).all()
+        # a box moves from a to b; a == b: none moves
+        a = int(squares[int(rng.integers(k))])
+        b = a if rng.random() < 0.05 else int(squares[k])
+        if a != b:
+            box_at[b], box_at[a] = box_at[a], -1
         full = features.room_connectivity(box_at)
-        got = kernels.recount_broken_room_edges(
-            box_at, board.offsets, areas, a, b, intact0, label, stack, intact, pick, bits
-        )
-        assert got == full, (spec, a, b)
-        assert (intact == features._intact).all()
+        for rc in (memo, plain):
+            got = kernels.recount_rooms(
+                box_at, board.offsets, areas, board.zobrist, a, b, intact0, rc
+            )
+            assert got == full, (spec, a, b)
+            assert (rc.intact == features._intact).all()
         changed += full != before
         # the one-pass count, which the recount takes where room searches would walk over
         # twice the squares the floor has, agrees everywhere
-        one_pass = kernels._count_by_bits(box_at, board.offsets, areas, label, stack, intact, bits)
+        one_pass = kernels._count_by_bits(
+            box_at, board.offsets, areas, label, stack, plain.intact, plain.bits
+        )
         assert one_pass == full, (spec, a, b)
-        assert (intact == features._intact).all()
+        assert (plain.intact == features._intact).all()
         by_bits += areas.aff_cost[a] + areas.aff_cost[b] > 2 * board.floor.shape[0]
+    assert (memo.memo_key != 0).sum() > 10  # the memo was used and holds rows
     assert changed > 10
     if spec == "sasquatch:50":
         assert by_bits > 100  # its lattice of passages joins all eight rooms
