@@ -27,7 +27,7 @@ from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
 from soko_gym.engine.deadlock import is_simple_deadlock
-from soko_gym.engine.lowerbound import bipartite_deadlock
+from soko_gym.engine.lowerbound import bipartite_deadlock, bipartite_deadlock_from
 from soko_gym.engine.patterns import is_pattern_deadlock
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
 from soko_gym.engine.reach import new_stamps, reach_player
@@ -128,6 +128,7 @@ MoveScratch = namedtuple(
         "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
         "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
         "rooms",  # RoomCount (``planners._kernels.fess``): room counts' scratch and memo
+        "match0",  # int32[n_boxes] the position's box-goal matching (-1: none), as work[0]
     ],
 )
 
@@ -191,6 +192,7 @@ def new_move_scratch(
         dst_mark=np.zeros(n + 1, dtype=np.int64),
         intact0=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
         rooms=new_room_count(label, stack, n_rooms),
+        match0=np.zeros(max(1, n_boxes), dtype=np.int32),
     )
 
 
@@ -398,6 +400,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     feat = sc.feat
     mask = np.uint64(sc.cache_key.shape[0] - 1)
     dst_mark = sc.dst_mark
+    matched = False
     for b in range(n_boxes):
         src = np.int64(box_pos[b])
         # a box no push moves from the player's region makes no move: skip its analysis
@@ -455,15 +458,17 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
                         box_at, dst, tables.pat_start, tables.pat_instance, tables.pat_boxes
                     ):
                         feat[FEAT_KIND] = DL_PATTERN
-                    elif (
-                        tables.flags[0]
-                        and _may_break_matching(cells, tables.goal_bits, src, dst)
-                        and bipartite_deadlock(
+                    elif tables.flags[0] and _may_break_matching(cells, tables.goal_bits, src, dst):
+                        if not matched:  # the position's own matching, once
+                            box_pos[b] = src
+                            _position_matching(tables, sc, box_pos)
+                            box_pos[b] = dst
+                            matched = True
+                        if bipartite_deadlock_from(
                             cells, dead, tables.goals, tables.goal_dist, box_pos, offsets,
-                            sc.seen, sc.work,
-                        )
-                    ):  # fmt: skip
-                        feat[FEAT_KIND] = DL_BIPARTITE
+                            sc.seen, sc.work, sc.match0, b,
+                        ):  # fmt: skip
+                            feat[FEAT_KIND] = DL_BIPARTITE
             if feat[FEAT_KIND] >= 0:
                 kinds[feat[FEAT_KIND]] += 1
             else:
@@ -478,6 +483,21 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             box_pos[b] = src
         box_at[src] = b
     return n_moves
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _position_matching(tables, sc, box_pos):
+    """``sc.match0``: the box-goal matching of ``box_pos`` (all -1 when it has none).
+
+    The bipartite test of each move starts from it (``bipartite_deadlock_from``).
+    """
+    work = sc.work
+    dead = bipartite_deadlock(
+        tables.cells, tables.dead, tables.goals, tables.goal_dist, box_pos, tables.offsets,
+        sc.seen, work,
+    )  # fmt: skip
+    for i in range(box_pos.shape[0]):
+        sc.match0[i] = -1 if dead else work[0, i]
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")

@@ -283,13 +283,23 @@ def bipartite_deadlock(cells, dead, goals, goal_dist, box_pos, offsets, seen, wo
     Returns:
         True when the position is a deadlock by this test.
     """
+    if _frozen_goals(cells, dead, goals, box_pos, offsets, seen, work):
+        return True
+    return _augment_all(goal_dist, box_pos, work[0], work[1], work[2], work[3])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _frozen_goals(cells, dead, goals, box_pos, offsets, seen, work):
+    """Empty matching in ``work`` but for frozen boxes on goals; True when one is off goal.
+
+    ``work[0]``: goal matched to each box, -1 free, -2 frozen on its goal; ``work[1]``: box
+    matched to each goal, -1 free, -2 taken by a frozen box.
+    """
     n = box_pos.shape[0]
     n_frozen = mark_frozen_boxes(cells, dead, box_pos, offsets, seen)
     mark = seen[seen.shape[0] - 1]
-    goal_of = work[0]  # goal matched to each box, -1 free; -2 frozen on its goal
-    box_of = work[1]  # box matched to each goal, -1 free; -2 taken by a frozen box
-    parent = work[2]  # BFS: box from which a goal was reached, -1 unseen
-    queue = work[3]
+    goal_of = work[0]
+    box_of = work[1]
     for i in range(n):
         goal_of[i] = -1
         box_of[i] = -1
@@ -305,6 +315,42 @@ def bipartite_deadlock(cells, dead, goals, goal_dist, box_pos, offsets, seen, wo
                     box_of[j] = -2
                     goal_of[i] = -2
                     break
+    return False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def bipartite_deadlock_from(
+    cells, dead, goals, goal_dist, box_pos, offsets, seen, work, start, moved
+):
+    """``bipartite_deadlock`` of a position one box away from one whose matching is known.
+
+    ``start``: int32[n_boxes] the goal each box was matched to in that position (as
+    ``work[0]`` leaves it: -1 or -2 for none), ``moved``: the box that moved since. Every
+    other box keeps its edge (its square and the distances are the same), so the matching
+    starts from those edges that frozen boxes leave free and augments only the boxes left
+    over: the same answer as the full test (a box without an augmenting path stays
+    unmatched in every maximum matching), with one search instead of one per box.
+    """
+    n = box_pos.shape[0]
+    if _frozen_goals(cells, dead, goals, box_pos, offsets, seen, work):
+        return True
+    goal_of = work[0]
+    box_of = work[1]
+    for i in range(n):
+        g = start[i]
+        if i != moved and goal_of[i] == -1 and g >= 0 and box_of[g] == -1:
+            goal_of[i] = g
+            box_of[g] = i
+    return _augment_all(goal_dist, box_pos, goal_of, box_of, work[2], work[3])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _augment_all(goal_dist, box_pos, goal_of, box_of, parent, queue):
+    """Augment every unmatched box of a partial matching; True when one cannot be matched.
+
+    ``parent``: BFS scratch (box from which a goal was reached); ``queue``: BFS scratch.
+    """
+    n = box_pos.shape[0]
     for root in range(n):
         if goal_of[root] != -1:
             continue
@@ -378,4 +424,16 @@ def warmup_lowerbound(board) -> None:
         board.offsets,
         seen,
         scratch,
+    )
+    bipartite_deadlock_from(
+        board.cells,
+        board.dead,
+        board.goals,
+        board.goal_dist,
+        box_pos,
+        board.offsets,
+        seen,
+        scratch,
+        scratch[0].copy(),
+        0,
     )

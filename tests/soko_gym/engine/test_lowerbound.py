@@ -319,6 +319,38 @@ def test_bipartite_deadlock__never_cuts_along_a_solution():
     assert state.is_solved(board)
 
 
+@pytest.mark.parametrize("spec", ["xsokoban:1", "xsokoban:10", "sasquatch:35", "sasquatch:12"])
+def test_bipartite_deadlock_from__agrees_with_the_full_test_after_one_move(spec):
+    # the FESS move generator tests each move from its position's matching
+    board = soko_gym.load_levels(spec)[0].board
+    seen, work = lb.new_bipartite_scratch(board.n_cells, board.n_boxes)
+    live = board.floor[board.dead[board.floor] == 0]
+    rng = np.random.default_rng(5)
+    answers = []
+    for _ in range(400):
+        pos = rng.choice(live, size=board.n_boxes + 1, replace=False).astype(np.int32)
+        box_pos, free = pos[:-1].copy(), int(pos[-1])
+        parent_dead = is_bipartite_deadlock(board, box_pos)
+        start = np.full(board.n_boxes, -1, dtype=np.int32)
+        if not parent_dead:
+            lb.bipartite_deadlock(
+                board.cells, board.dead, board.goals, board.goal_dist, box_pos, board.offsets,
+                seen, work,
+            )  # fmt: skip
+            start[:] = work[0]
+        moved = int(rng.integers(board.n_boxes))
+        box_pos[moved] = free
+        full = is_bipartite_deadlock(board, box_pos)
+        got = lb.bipartite_deadlock_from(
+            board.cells, board.dead, board.goals, board.goal_dist, box_pos, board.offsets, seen,
+            work, start, moved,
+        )  # fmt: skip
+        assert bool(got) == full, (spec, box_pos.tolist(), moved)
+        answers.append((parent_dead, full))
+    assert any(not p and f for p, f in answers)  # a move that breaks the matching
+    assert any(not p and not f for p, f in answers)
+
+
 def test_warmup_lowerbound__leaves_one_signature_per_kernel():
     board = soko_gym.load_levels("microban:2")[0].board
     lb.warmup_lowerbound(board)
@@ -331,6 +363,7 @@ def test_warmup_lowerbound__leaves_one_signature_per_kernel():
         lb.matching_bound_of,
         lb.mark_frozen_boxes,
         lb.bipartite_deadlock,
+        lb.bipartite_deadlock_from,
     ]
     for kernel in kernels:
         assert len(kernel.signatures) == 1, kernel
