@@ -415,25 +415,6 @@ def warmup_lowerbound(board) -> None:
     matching_bound_of(match)
     seen, scratch = new_bipartite_scratch(board.n_cells, board.n_boxes)
     mark_frozen_boxes(board.cells, board.dead, box_pos, board.offsets, seen)
-    bipartite_deadlock(
-        board.cells,
-        board.dead,
-        board.goals,
-        board.goal_dist,
-        box_pos,
-        board.offsets,
-        seen,
-        scratch,
-    )
-    bipartite_deadlock_from(
-        board.cells,
-        board.dead,
-        board.goals,
-        board.goal_dist,
-        box_pos,
-        board.offsets,
-        seen,
-        scratch,
-        scratch[0].copy(),
-        0,
-    )
+    args = (board.cells, board.dead, board.goals, board.goal_dist, box_pos, board.offsets)
+    bipartite_deadlock(*args, seen, scratch)
+    bipartite_deadlock_from(*args, seen, scratch, scratch[0].copy(), 0)
