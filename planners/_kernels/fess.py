@@ -164,7 +164,6 @@ RoomAreas = namedtuple(
         "reach_sq",  # int32[...]
         "aff_start",  # int32[n_cells + 1] rooms whose touches a box on a square can change
         "aff_room",  # int32[...]
-        "aff_cost",  # int32[n_cells] squares those rooms' searches may walk (sum of reaches)
         "floor",  # int32[n_floor] the floor squares, increasing
         "salt",  # uint64[max(1, n_rooms)] per room, mixed into its memo keys (``RoomCount``)
     ],
@@ -242,12 +241,10 @@ def room_areas(
     room_start, room_sq = csr(rooms)
     reach_start, reach_sq = csr(reaches)
     aff_start, aff_room = csr(affected)
-    reach_size = np.diff(reach_start)
-    aff_cost = np.array([int(reach_size[x].sum()) for x in affected], dtype=np.int32)
     salt = np.random.default_rng(0x5A17).integers(1, 2**63, size=max(1, n_rooms), dtype=np.int64)
     return RoomAreas(
         room_id, passage_id, edges, room_start, room_sq, reach_start, reach_sq, aff_start,
-        aff_room, aff_cost.reshape(-1), np.asarray(floor, dtype=np.int32),
+        aff_room, np.asarray(floor, dtype=np.int32),
         salt.astype(np.uint64),
     )  # fmt: skip
 
