@@ -96,7 +96,7 @@ MoveScratch = namedtuple(
         "stamps",  # uint32[n_cells + 1]
         "stack",  # int32[n_cells]
         "dist",  # uint16[4 * n_cells] pushes per (square, side) state of the moving box
-        "parent",  # int32[4 * n_cells] state links of the box paths
+        "first",  # uint8[4 * n_cells] direction of the first push of each state's path
         "queue",  # int32[4 * n_cells]
         "label",  # int32[n_cells]
         "seen",  # uint32[n_cells + 1]
@@ -129,6 +129,13 @@ MoveScratch = namedtuple(
         "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
         "rooms",  # RoomCount (``planners._kernels.fess``): room counts' scratch and memo
         "match0",  # int32[n_boxes] the position's box-goal matching (-1: none), as work[0]
+        "order",  # int32[n_cells] free squares by depth-first number (``edge_blocks``)
+        "sub_mob",  # int32[n_cells] per free square: ``contrib`` summed over its DFS subtree
+        "sub_new",  # int32[n_cells] the same, squares not reached before the move only
+        "sub_min",  # int32[n_cells] the smallest square of its DFS subtree
+        "sub_last",  # int32[n_cells] the last depth-first number in its DFS subtree
+        "dfs_info",  # int64[2]: free squares numbered; 1 when the sub_* sums are filled
+        "kids",  # int32[4] children of a cut square whose subtrees split off (``_part_of``)
     ],
 )
 
@@ -160,7 +167,7 @@ def new_move_scratch(
         stamps=new_stamps(cells),
         stack=stack,
         dist=np.zeros(4 * n, dtype=np.uint16),
-        parent=np.zeros(4 * n, dtype=np.int32),
+        first=np.zeros(4 * n, dtype=np.uint8),
         queue=np.zeros(4 * n, dtype=np.int32),
         label=label,
         seen=np.zeros(n + 1, dtype=np.uint32),
@@ -193,6 +200,13 @@ def new_move_scratch(
         intact0=np.zeros((n_rooms, n_rooms), dtype=np.uint8),
         rooms=new_room_count(label, stack, n_rooms),
         match0=np.zeros(max(1, n_boxes), dtype=np.int32),
+        order=np.zeros(n, dtype=np.int32),
+        sub_mob=np.zeros(n, dtype=np.int32),
+        sub_new=np.zeros(n, dtype=np.int32),
+        sub_min=np.zeros(n, dtype=np.int32),
+        sub_last=np.zeros(n, dtype=np.int32),
+        dfs_info=np.zeros(2, dtype=np.int64),
+        kids=np.zeros(4, dtype=np.int32),
     )
 
 
@@ -207,7 +221,9 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
     state, and a box put on ``q`` splits its region into as many regions as there are distinct
     blocks among ``q``'s edges. Iterative Tarjan over the grid graph.
 
-    ``sc.region`` receives the region of each free square (numbered from 0 in board order).
+    ``sc.region`` receives the region of each free square (numbered from 0 in board order);
+    ``sc.order`` the free squares by depth-first number, ``sc.dfs_info[0]`` their count (a
+    region's depth-first tree is rooted at its smallest square).
 
     Returns:
         The number of player regions (connected areas of free squares).
@@ -232,6 +248,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
         sc.region[root] = n_regions - 1
         disc[root] = t
         low[root] = t
+        sc.order[t] = root
         t += 1
         next_dir[root] = 0
         in_dir[root] = -1
@@ -252,6 +269,7 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
                     sc.region[w] = n_regions - 1
                     disc[w] = t
                     low[w] = t
+                    sc.order[t] = w
                     t += 1
                     next_dir[w] = 0
                     in_dir[w] = d
@@ -280,6 +298,8 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
                         if a == u and dd == in_dir[v]:
                             break
                     n_blocks += 1
+    sc.dfs_info[0] = t
+    sc.dfs_info[1] = 0
     return n_regions
 
 
@@ -289,14 +309,15 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
 
     The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
     (``edge_blocks``); ``sc.reach0`` marks where the player stands before the move. Same
-    ``dist`` / ``parent`` encoding as ``box_paths``. Paths stop at states from which a lone box
-    reaches no goal (``dead_side``, which covers simple dead squares): other boxes only take
-    pushes away, so every state reached from a dead one is dead too and a position with the
-    box in one is lost. Each square where a push is stopped so is counted once in ``kinds``
-    (its ``sc.dst_mark`` set to ``-mark``).
+    ``dist`` encoding as ``box_paths``; instead of its state links, ``sc.first`` receives the
+    direction of each reached state's first push (all the moves need of the path). Paths stop
+    at states from which a lone box reaches no goal (``dead_side``, which covers simple dead
+    squares): other boxes only take pushes away, so every state reached from a dead one is dead
+    too and a position with the box in one is lost. Each square where a push is stopped so is
+    counted once in ``kinds`` (its ``sc.dst_mark`` set to ``-mark``).
     """
     dist = sc.dist
-    parent = sc.parent
+    first = sc.first
     queue = sc.queue
     block = sc.block
     dist[:] = DIST_INF
@@ -305,7 +326,7 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
         side = src + offsets[s]
         if sc.reach0[side]:
             dist[src * 4 + s] = 0
-            parent[src * 4 + s] = -1
+            first[src * 4 + s] = 0
             if tail == 0:
                 queue[0] = src * 4 + s
                 tail = 1
@@ -322,7 +343,7 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
             if (cells[nb] & FLOOR) and box_at[nb] < 0 and block[q * 4 + t] == grp:
                 if dist[q * 4 + t] == DIST_INF:
                     dist[q * 4 + t] = here
-                    parent[q * 4 + t] = parent[code]
+                    first[q * 4 + t] = first[code]
         for d in range(4):
             behind = d ^ 1  # the player pushes from the opposite side
             stand = q + offsets[behind]
@@ -339,7 +360,7 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
                 continue
             if dist[nxt] == DIST_INF:
                 dist[nxt] = here + 1
-                parent[nxt] = code * 4 + d
+                first[nxt] = d if here == 0 else first[code]
                 queue[tail] = nxt
                 tail += 1
     return tail
@@ -577,6 +598,102 @@ def _mobility_without_fill(tables, sc, box_at, dst):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _subtree_sums(offsets, sc):
+    """``sc.sub_*`` of every free square: sums over its subtree of ``edge_blocks``' DFS tree.
+
+    Needs ``_region_sums`` first (``sc.contrib``). A box put on a cut square splits its region
+    into the subtrees of the children that cannot reach above it, plus the rest: each part's
+    pushes and smallest square follow from these sums (``_split_part``) without a fill.
+    """
+    n = sc.dfs_info[0]
+    for t in range(n):
+        v = sc.order[t]
+        c = sc.contrib[v]
+        sc.sub_mob[v] = c
+        sc.sub_new[v] = 0 if sc.before[v] else c
+        sc.sub_min[v] = v
+        sc.sub_last[v] = t
+    for t in range(n - 1, 0, -1):  # children after their parents: sums complete upwards
+        v = sc.order[t]
+        d = sc.in_dir[v]
+        if d < 0:
+            continue
+        p = v - offsets[d]
+        sc.sub_mob[p] += sc.sub_mob[v]
+        sc.sub_new[p] += sc.sub_new[v]
+        if sc.sub_min[v] < sc.sub_min[p]:
+            sc.sub_min[p] = sc.sub_min[v]
+        if sc.sub_last[v] > sc.sub_last[p]:
+            sc.sub_last[p] = sc.sub_last[v]
+    sc.dfs_info[1] = 1
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _part_of(sc, kids, n_kids, x):
+    """Which part of a split region the free square ``x`` (of that region) falls in.
+
+    ``kids``: the children of the cut square whose subtrees become parts of their own; the
+    result is an index into them, or -1 for the part holding the tree's root.
+    """
+    dx = sc.disc[x]
+    for i in range(n_kids):
+        c = kids[i]
+        if sc.disc[c] <= dx and dx <= sc.sub_last[c]:
+            return i
+    return -1
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _split_part(tables, sc, box_at, dst, kids, n_kids, part):
+    """(normalized square, mobility, new pushes) of one part of the region a box on ``dst`` splits.
+
+    As a fill of that part would give them: the part's ``contrib`` sums (``_subtree_sums``),
+    corrected for the pushes the box on ``dst`` adds or takes away next to it.
+    """
+    cells = tables.cells
+    dead = tables.dead
+    offsets = tables.offsets
+    r = sc.region[dst]
+    if part >= 0:
+        c = kids[part]
+        norm = sc.sub_min[c]
+        n_mob = sc.sub_mob[c]
+        new_pushes = sc.sub_new[c]
+    else:  # the region less the cut square and the separated subtrees; its root is smallest
+        norm = sc.reg_min[r, 0]
+        n_mob = sc.reg_mob[r] - sc.contrib[dst]
+        new_pushes = sc.reg_new[r]
+        if not sc.before[dst]:
+            new_pushes -= sc.contrib[dst]
+        for i in range(n_kids):
+            n_mob -= sc.sub_mob[kids[i]]
+            new_pushes -= sc.sub_new[kids[i]]
+    for d in range(4):
+        v = dst - offsets[d]
+        if not (cells[v] & FLOOR):
+            continue
+        if box_at[v] < 0:
+            if _part_of(sc, kids, n_kids, v) == part:  # the player can push the new box from v
+                a = dst + offsets[d]
+                if (cells[a] & FLOOR) and box_at[a] < 0 and dead[a] == 0:
+                    n_mob += 1
+                    if not sc.before[v]:
+                        new_pushes += 1
+        else:  # the box on v can no longer be pushed onto dst
+            w = v - offsets[d]
+            if (
+                (cells[w] & FLOOR)
+                and box_at[w] < 0
+                and sc.region[w] == r
+                and _part_of(sc, kids, n_kids, w) == part
+            ):
+                n_mob -= 1
+                if not sc.before[w]:
+                    new_pushes -= 1
+    return norm, n_mob, new_pushes
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, src, dst, n_regions):
     """Write the moves of the box moved from ``src`` to ``dst`` (already moved): one per region.
 
@@ -585,10 +702,8 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
     """
     cells = tables.cells
     offsets = tables.offsets
-    dead = tables.dead
     stamps = sc.stamps
     dist = sc.dist
-    n_cells = cells.shape[0]
     b = np.int64(box_at[dst])
     # regions once the box stands on dst: dst's region splits along its blocks
     n_split = 0
@@ -610,6 +725,8 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             n_split += 1
     conn = n_regions - 1 + n_split
     covered = 0
+    kids = sc.kids  # children of dst whose subtrees split off (filled on first need)
+    n_kids = -1
     feat = sc.feat  # position features: the same for every player region (maybe cached)
     for s in range(4):  # sides no push path reaches are skipped
         if dist[dst * 4 + s] == DIST_INF or (covered >> s) & 1:
@@ -622,30 +739,37 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             if dst == src and sc.region[player] == sc.region[dst]:
                 continue  # back where it was, the player in its old region
             norm, n_mob, new_pushes = _mobility_without_fill(tables, sc, box_at, dst)
-        else:
-            _, norm = reach_player(box_at, offsets, stand, stamps, sc.stack)
-            mk = stamps[n_cells]
-            for t in range(4):
-                if stamps[dst + offsets[t]] == mk:
-                    covered |= 1 << t
-            if dst == src and stamps[player] == mk:
-                continue  # back where it was, the player in its old region
-            n_mob = 0
-            new_pushes = 0
-            for j in range(box_pos.shape[0]):
-                q = np.int64(box_pos[j])
-                for d in range(4):
-                    side = q - offsets[d]
-                    ahead = q + offsets[d]
+        else:  # the parts of the split region, from the DFS tree's subtree sums
+            if n_kids < 0:
+                if sc.dfs_info[1] == 0:
+                    _subtree_sums(offsets, sc)
+                n_kids = 0
+                for t in range(4):
+                    nb = dst + offsets[t]
                     if (
-                        stamps[side] == mk
-                        and (cells[ahead] & FLOOR)
-                        and box_at[ahead] < 0
-                        and dead[ahead] == 0
+                        (cells[nb] & FLOOR)
+                        and box_at[nb] < 0
+                        and sc.in_dir[nb] == t
+                        and sc.low[nb] >= sc.disc[dst]
                     ):
-                        n_mob += 1
-                        if not sc.before[side]:
-                            new_pushes += 1
+                        kids[n_kids] = nb
+                        n_kids += 1
+            part = _part_of(sc, kids, n_kids, stand)
+            for t in range(4):
+                nb = dst + offsets[t]
+                if (
+                    (cells[nb] & FLOOR)
+                    and box_at[nb] < 0
+                    and _part_of(sc, kids, n_kids, nb) == part
+                ):
+                    covered |= 1 << t
+            if (
+                dst == src
+                and sc.region[player] == sc.region[dst]
+                and _part_of(sc, kids, n_kids, player) == part
+            ):
+                continue  # back where it was, the player in its old region
+            norm, n_mob, new_pushes = _split_part(tables, sc, box_at, dst, kids, n_kids, part)
         if dst != src and move_matches_learned(
             learned, box_at, dst, stand, offsets, sc.sub_box_at, stamps, sc.stack
         ):  # the fill is spent: this check may overwrite it
@@ -683,13 +807,7 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
         row[M_CONN] = conn
         row[M_ROOMS] = feat[FEAT_ROOMS]
         row[M_HOT] = feat[FEAT_HOT]
-        code = dst * 4 + s
-        first_dir = 0
-        for _ in range(dist[code]):
-            link = sc.parent[code]
-            first_dir = link & 3
-            code = link >> 2
-        row[M_FIRST_DIR] = first_dir
+        row[M_FIRST_DIR] = sc.first[dst * 4 + s]
         n_moves += 1
     return n_moves
 

@@ -757,6 +757,7 @@ class _FessRun:
         b = self.board
         sc = self.scratch
         pushes: list[Push] = []
+        links = np.zeros(4 * b.n_cells, dtype=np.int32)  # each state's push path link
         for child in chain:
             parent = int(tr.parent[child])
             box, src = int(tr.moved[child, 0]), int(tr.moved[child, 1])
@@ -767,7 +768,7 @@ class _FessRun:
             self.box_at[parent_pos] = np.arange(parent_pos.shape[0], dtype=BOX_AT_DTYPE)
             box_paths(
                 b.cells, self.box_at, b.offsets, int(tr.player[parent]), src, sc.stamps,
-                sc.stack, sc.dist, sc.parent, sc.queue,
+                sc.stack, sc.dist, links, sc.queue,
             )  # fmt: skip
             side = next(s for s in range(4) if dst + int(b.offsets[s]) == player_after)
             code = dst * 4 + side
@@ -775,7 +776,7 @@ class _FessRun:
                 raise RuntimeError("FESS lost a macro move's push path")
             dirs = []
             for _ in range(int(sc.dist[code])):
-                link = int(sc.parent[code])
+                link = int(links[code])
                 dirs.append(link & 3)
                 code = link >> 2
             dirs.reverse()

@@ -64,6 +64,7 @@ def test_edge_blocks_match_flood_fills(selection):
 def test_block_box_paths_equal_the_engines_box_paths(selection):
     moved = 0
     cut = 0
+    firsts = 0
     for b, box_pos, player in _positions(selection, 2, seed=1):
         if b.n_boxes == 0:
             continue
@@ -86,6 +87,7 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
             edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
             _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds)
             assert np.array_equal(sc.dist, expected)
+            firsts += _check_first_pushes(b, box_at, k, src, sc, expected, player)
             # with dead states cut: the live states keep their distances, the dead ones are
             # never reached (but for the box's own square)
             _block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds)
@@ -96,6 +98,29 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
             cut += int((dist != expected).sum())
     assert moved > 10  # the comparison covered boxes that really move
     assert cut > 0  # and dead states the plain search reaches
+    assert firsts > 100
+
+
+def _check_first_pushes(b, box_at, k, src, sc, dist, player):
+    """Each reached state's ``sc.first`` starts one of its shortest push paths.
+
+    The box on ``src`` is lifted (``box_at[src] == -1``; ``k`` its index): push it once in
+    that direction and the state is one push closer. Returns the states checked.
+    """
+    states = np.flatnonzero((dist != DIST_INF) & (dist > 0))
+    stamps = new_stamps(b.cells)
+    stack = np.zeros(b.n_cells, dtype=np.int32)
+    after = np.zeros_like(dist)
+    parent = np.zeros(4 * b.n_cells, dtype=np.int32)
+    queue = np.zeros(4 * b.n_cells, dtype=np.int32)
+    for d in np.unique(sc.first[states]).tolist():
+        nxt = src + int(b.offsets[d])
+        box_at[nxt] = k
+        box_paths(b.cells, box_at, b.offsets, src, nxt, stamps, stack, after, parent, queue)
+        box_at[nxt] = -1
+        mine = states[sc.first[states] == d]
+        assert np.array_equal(after[mine], dist[mine] - 1)
+    return len(states)
 
 
 def test_bipartite_shortcut_only_skips_moves_that_keep_a_perfect_matching():
@@ -192,6 +217,7 @@ def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives
     ev = FeatureEvaluator(b, run.rooms, run.features.hot)
     stamps, stack = new_stamps(b.cells), np.zeros(b.n_cells, dtype=np.int32)
     checked = 0
+    split = 0
     for pos, player in run.positions()[::7]:
         parent = State.from_squares(b, pos.tolist(), player)
         reach_player(parent.box_at, b.offsets, player, stamps, stack)
@@ -203,6 +229,10 @@ def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives
             _, norm = reach_player(state.box_at, b.offsets, int(m[M_PLAYER]), stamps, stack)
             region = stamps[:-1] == stamps[-1]
             assert m[M_NORM] == norm
+            around = [int(m[M_DST]) + int(o) for o in b.offsets]
+            split += any(
+                b.cells[v] & FLOOR and state.box_at[v] < 0 and not region[v] for v in around
+            )
             assert m[M_MOB] == ev.mobility(state.box_at, child, int(m[M_PLAYER]))[0]
             assert m[M_ROOMS] == ev.room_connectivity(state.box_at)
             new = 0
@@ -219,4 +249,10 @@ def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives
                         new += 1
             assert m[M_NEW_PUSHES] == new
             checked += 1
+        # one move per player region around the box: never two with the same region
+        keys = [
+            (int(m[M_BOX]), int(m[M_DST]), int(m[M_NORM])) for m in run.node_moves(pos, player).full
+        ]
+        assert len(keys) == len(set(keys))
     assert checked >= 5
+    assert split > 0  # moves whose box cuts its region in parts (the sums, not a fill)
