@@ -106,7 +106,7 @@ MoveScratch = namedtuple(
         "hot_out",  # int32[n_boxes] receives the position's per-box hotspot counts
         "before",  # uint8[n_cells] squares known before the move (reached, or a box)
         "reach0",  # uint8[n_cells] squares the player reaches before the move
-        "disc",  # int32[n_cells] depth-first numbering (``edge_blocks``)
+        "disc",  # int32[n_cells] depth-first numbers (``edge_blocks``), -1 before any
         "low",  # int32[n_cells]
         "next_dir",  # int32[n_cells]
         "in_dir",  # int32[n_cells]
@@ -118,23 +118,25 @@ MoveScratch = namedtuple(
         "feat",  # int32[N_FEAT] the features of the destination at hand (FEAT_* slots)
         "cache_key",  # uint64[cap] feature cache (cap a power of two): box-set hash per slot
         "cache_val",  # int32[cap, N_FEAT] its entry; FEAT_KIND -2 marks an empty slot
-        "region",  # int32[n_cells] player region of each free square (``edge_blocks``)
+        "region",  # int32[n_cells] a tag per square: the region ``edge_blocks`` last numbered
         "contrib",  # int32[n_cells] pushes the player could make from each free square
-        "reg_mob",  # int32[n_cells] per region: pushes from its squares (dead squares left out)
-        "reg_new",  # int32[n_cells] the same, from squares not reached before the move
-        "reg_min",  # int32[n_cells, 2] per region: its two smallest squares
+        "reg_mob",  # int32[1] that region's pushes from its squares (dead squares left out)
+        "reg_new",  # int32[1] the same, from squares not reached before the move
+        "reg_min",  # int32[1, 2] its two smallest squares
         "rooms0",  # int64[1] broken room-graph edges of the position (before any move)
         "dsts",  # int32[n_cells] the squares a box can be pushed to, increasing
         "dst_mark",  # int64[n_cells + 1] last slot: the current mark; a square holding it is listed
         "intact0",  # uint8[n_rooms, n_rooms] the room searches' result on the position
         "rooms",  # RoomCount (``planners._kernels.fess``): room counts' scratch and memo
         "match0",  # int32[n_boxes] the position's box-goal matching (-1: none), as work[0]
-        "order",  # int32[n_cells] free squares by depth-first number (``edge_blocks``)
+        "order",  # int32[n_cells] the region's squares by depth-first number (``edge_blocks``)
         "sub_mob",  # int32[n_cells] per free square: ``contrib`` summed over its DFS subtree
         "sub_new",  # int32[n_cells] the same, squares not reached before the move only
         "sub_min",  # int32[n_cells] the smallest square of its DFS subtree
         "sub_last",  # int32[n_cells] the last depth-first number in its DFS subtree
-        "dfs_info",  # int64[2]: free squares numbered; 1 when the sub_* sums are filled
+        "dfs_info",  # int64[3]: squares numbered; 1 when the sub_* sums are filled; next number
+        "pos_label",  # int32[n_cells] the position's player regions (``count_regions``)
+        "pos_min",  # int32[n_cells] each of those regions' smallest square
         "kids",  # int32[4] children of a cut square whose subtrees split off (``_part_of``)
     ],
 )
@@ -189,11 +191,11 @@ def new_move_scratch(
         feat=np.zeros(N_FEAT, dtype=np.int32),
         cache_key=np.zeros(cap, dtype=np.uint64),
         cache_val=cache_val,
-        region=np.zeros(n, dtype=np.int32),
+        region=np.full(n, -1, dtype=np.int32),
         contrib=np.zeros(n, dtype=np.int32),
-        reg_mob=np.zeros(n, dtype=np.int32),
-        reg_new=np.zeros(n, dtype=np.int32),
-        reg_min=np.zeros((n, 2), dtype=np.int32),
+        reg_mob=np.zeros(1, dtype=np.int32),
+        reg_new=np.zeros(1, dtype=np.int32),
+        reg_min=np.zeros((1, 2), dtype=np.int32),
         rooms0=np.zeros(1, dtype=np.int64),
         dsts=np.zeros(n, dtype=np.int32),
         dst_mark=np.zeros(n + 1, dtype=np.int64),
@@ -205,28 +207,30 @@ def new_move_scratch(
         sub_new=np.zeros(n, dtype=np.int32),
         sub_min=np.zeros(n, dtype=np.int32),
         sub_last=np.zeros(n, dtype=np.int32),
-        dfs_info=np.zeros(2, dtype=np.int64),
+        dfs_info=np.zeros(3, dtype=np.int64),
+        pos_label=np.full(n, -1, dtype=np.int32),
+        pos_min=np.zeros(n, dtype=np.int32),
         kids=np.zeros(4, dtype=np.int32),
     )
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def edge_blocks(cells, box_at, offsets, floor, sc):
-    """Biconnected blocks of the free squares (floor without boxes), by edge; player regions.
+def edge_blocks(cells, box_at, offsets, root, sc):
+    """Biconnected blocks, by edge, of the player region (free squares) holding ``root``.
 
     ``sc.block[v * 4 + d]`` receives the block of the edge from free square ``v`` to its free
     neighbour in direction ``d`` (both directions of an edge get the same block). Two free
     neighbours ``s``, ``t`` of a square ``q`` stay connected when a box stands on ``q`` exactly
     when the edges ``q-s`` and ``q-t`` share a block, so box paths need no flood fill per
     state, and a box put on ``q`` splits its region into as many regions as there are distinct
-    blocks among ``q``'s edges. Iterative Tarjan over the grid graph.
+    blocks among ``q``'s edges. Iterative Tarjan over the grid graph, rooted at ``root`` (the
+    region's smallest square, for ``_split_part``).
 
-    ``sc.region`` receives the region of each free square (numbered from 0 in board order);
-    ``sc.order`` the free squares by depth-first number, ``sc.dfs_info[0]`` their count (a
-    region's depth-first tree is rooted at its smallest square).
-
-    Returns:
-        The number of player regions (connected areas of free squares).
+    Only the region's squares are touched: depth-first numbers go on from the last call's
+    (``sc.dfs_info[2]``), so older ones read as unvisited and nothing is cleared per call.
+    ``sc.region`` receives the call's first number on each square of the region (a square
+    holds it exactly when it is in the region), ``sc.order`` the squares by depth-first
+    number from 0, ``sc.dfs_info[0]`` their count.
     """
     disc = sc.disc
     low = sc.low
@@ -235,72 +239,70 @@ def edge_blocks(cells, box_at, offsets, floor, sc):
     dfs = sc.dfs
     estack = sc.edge_stack
     block = sc.block
-    for i in range(floor.shape[0]):
-        disc[floor[i]] = -1
-    t = 0
-    n_regions = 0
+    base = sc.dfs_info[2]
+    if base > (1 << 30):  # numbers would overflow: clear them and start again
+        disc[:] = -1
+        sc.region[:] = -1
+        base = 0
+    t = base
+    tag = base
     n_blocks = 0
-    for i in range(floor.shape[0]):
-        root = floor[i]
-        if box_at[root] >= 0 or disc[root] >= 0:
-            continue
-        n_regions += 1
-        sc.region[root] = n_regions - 1
-        disc[root] = t
-        low[root] = t
-        sc.order[t] = root
-        t += 1
-        next_dir[root] = 0
-        in_dir[root] = -1
-        dfs[0] = root
-        top = 1
-        etop = 0
-        while top > 0:
-            v = dfs[top - 1]
-            d = next_dir[v]
-            if d < 4:
-                next_dir[v] = d + 1
-                w = v + offsets[d]
-                if not (cells[w] & FLOOR) or box_at[w] >= 0:
-                    continue
-                if disc[w] < 0:
-                    estack[etop] = v * 4 + d
-                    etop += 1
-                    sc.region[w] = n_regions - 1
-                    disc[w] = t
-                    low[w] = t
-                    sc.order[t] = w
-                    t += 1
-                    next_dir[w] = 0
-                    in_dir[w] = d
-                    dfs[top] = w
-                    top += 1
-                elif disc[w] < disc[v] and (in_dir[v] < 0 or d != (in_dir[v] ^ 1)):
-                    estack[etop] = v * 4 + d  # a back edge to an ancestor
-                    etop += 1
-                    if disc[w] < low[v]:
-                        low[v] = disc[w]
-            else:
-                top -= 1
-                if top == 0:
-                    break
-                u = dfs[top - 1]
-                if low[v] < low[u]:
-                    low[u] = low[v]
-                if low[v] >= disc[u]:  # u separates v's subtree: its edges form a block
-                    while True:
-                        etop -= 1
-                        e = estack[etop]
-                        a = e >> 2
-                        dd = e & 3
-                        block[a * 4 + dd] = n_blocks
-                        block[(a + offsets[dd]) * 4 + (dd ^ 1)] = n_blocks
-                        if a == u and dd == in_dir[v]:
-                            break
-                    n_blocks += 1
-    sc.dfs_info[0] = t
+    sc.region[root] = tag
+    disc[root] = t
+    low[root] = t
+    sc.order[0] = root
+    t += 1
+    next_dir[root] = 0
+    in_dir[root] = -1
+    dfs[0] = root
+    top = 1
+    etop = 0
+    while top > 0:
+        v = dfs[top - 1]
+        d = next_dir[v]
+        if d < 4:
+            next_dir[v] = d + 1
+            w = v + offsets[d]
+            if not (cells[w] & FLOOR) or box_at[w] >= 0:
+                continue
+            if disc[w] < base:
+                estack[etop] = v * 4 + d
+                etop += 1
+                sc.region[w] = tag
+                disc[w] = t
+                low[w] = t
+                sc.order[t - base] = w
+                t += 1
+                next_dir[w] = 0
+                in_dir[w] = d
+                dfs[top] = w
+                top += 1
+            elif disc[w] < disc[v] and (in_dir[v] < 0 or d != (in_dir[v] ^ 1)):
+                estack[etop] = v * 4 + d  # a back edge to an ancestor
+                etop += 1
+                if disc[w] < low[v]:
+                    low[v] = disc[w]
+        else:
+            top -= 1
+            if top == 0:
+                break
+            u = dfs[top - 1]
+            if low[v] < low[u]:
+                low[u] = low[v]
+            if low[v] >= disc[u]:  # u separates v's subtree: its edges form a block
+                while True:
+                    etop -= 1
+                    e = estack[etop]
+                    a = e >> 2
+                    dd = e & 3
+                    block[a * 4 + dd] = n_blocks
+                    block[(a + offsets[dd]) * 4 + (dd ^ 1)] = n_blocks
+                    if a == u and dd == in_dir[v]:
+                        break
+                n_blocks += 1
+    sc.dfs_info[0] = t - base
     sc.dfs_info[1] = 0
-    return n_regions
+    sc.dfs_info[2] = t
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -413,6 +415,13 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             for s in range(sc.intact0.shape[1]):
                 sc.intact0[r, s] = sc.rooms.intact[r, s]
     learned_near(learned, box_at, box_pos)
+    # the position's regions: lifting a box merges those around it, the others stay apart
+    n_pos_regions = count_regions(cells, box_at, offsets, floor, sc.pos_label, stack)
+    nxt = 0
+    for i in range(floor.shape[0]):  # a region's first square in board order is its smallest
+        if sc.pos_label[floor[i]] == nxt:
+            sc.pos_min[nxt] = floor[i]
+            nxt += 1
     n_moves = 0
     n_boxes = box_pos.shape[0]
     h0 = np.uint64(0)
@@ -434,8 +443,26 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         if not movable:
             continue
         box_at[src] = -1
-        n_regions = edge_blocks(cells, box_at, offsets, floor, sc)
-        _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions)
+        # the region the box leaves: src and the regions next to it, rooted at its smallest
+        root = src
+        n_regions = n_pos_regions + 1
+        for d in range(4):
+            nb = src + offsets[d]
+            if not (cells[nb] & FLOOR) or box_at[nb] >= 0:
+                continue
+            lab = sc.pos_label[nb]
+            seen = False
+            for e in range(d):
+                ne = src + offsets[e]
+                if (cells[ne] & FLOOR) and box_at[ne] < 0 and sc.pos_label[ne] == lab:
+                    seen = True
+                    break
+            if not seen:
+                n_regions -= 1
+                if sc.pos_min[lab] < root:
+                    root = np.int64(sc.pos_min[lab])
+        edge_blocks(cells, box_at, offsets, root, sc)
+        _region_sums(cells, dead, box_at, offsets, sc)
         dst_mark[n_cells] += 1
         mark = dst_mark[n_cells]
         tail = _block_box_paths(cells, tables.dead_side, box_at, offsets, src, sc, mark, kinds)
@@ -522,26 +549,23 @@ def _position_matching(tables, sc, box_pos):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions):
-    """Per player region of ``box_at``: its pushes and its two smallest squares.
+def _region_sums(cells, dead, box_at, offsets, sc):
+    """Over the region ``edge_blocks`` numbered: its pushes and its two smallest squares.
 
-    Fills ``sc.reg_mob`` (pushes from the region's squares, dead squares left out),
-    ``sc.reg_new`` (those from squares not reached before the move), ``sc.reg_min`` and, per
-    free square, ``sc.contrib`` (its pushes); ``sc.region`` must hold the regions. A box put
-    on a square whose free neighbours stay connected (one block) leaves its region whole but
-    for that square: the child's region, its normalized square and its mobility follow from
-    these sums and the squares around the box, without a fill.
+    Fills ``sc.reg_mob[0]`` (pushes from the region's squares, dead squares left out),
+    ``sc.reg_new[0]`` (those from squares not reached before the move), ``sc.reg_min[0]`` and,
+    per square of the region, ``sc.contrib`` (its pushes). A box put on a square whose free
+    neighbours stay connected (one block) leaves the region whole but for that square: the
+    child's region, its normalized square and its mobility follow from these sums and the
+    squares around the box, without a fill.
     """
     big = np.int32(cells.shape[0])
-    for r in range(n_regions):
-        sc.reg_mob[r] = 0
-        sc.reg_new[r] = 0
-        sc.reg_min[r, 0] = big
-        sc.reg_min[r, 1] = big
-    for i in range(floor.shape[0]):
-        v = floor[i]
-        if box_at[v] >= 0:
-            continue
+    mob = 0
+    new = 0
+    second = big
+    root = sc.order[0]  # the region's smallest square
+    for t in range(sc.dfs_info[0]):
+        v = sc.order[t]
         c = 0
         for d in range(4):
             q = v + offsets[d]
@@ -550,14 +574,15 @@ def _region_sums(cells, dead, box_at, offsets, floor, sc, n_regions):
                 if (cells[a] & FLOOR) and box_at[a] < 0 and dead[a] == 0:
                     c += 1
         sc.contrib[v] = c
-        r = sc.region[v]
-        sc.reg_mob[r] += c
+        mob += c
         if not sc.before[v]:
-            sc.reg_new[r] += c
-        if sc.reg_min[r, 0] == big:  # floor squares come in increasing order
-            sc.reg_min[r, 0] = v
-        elif sc.reg_min[r, 1] == big:
-            sc.reg_min[r, 1] = v
+            new += c
+        if v != root and v < second:
+            second = v
+    sc.reg_mob[0] = mob
+    sc.reg_new[0] = new
+    sc.reg_min[0, 0] = root
+    sc.reg_min[0, 1] = second
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -570,11 +595,11 @@ def _mobility_without_fill(tables, sc, box_at, dst):
     dead = tables.dead
     offsets = tables.offsets
     r = sc.region[dst]
-    norm = sc.reg_min[r, 0]
+    norm = sc.reg_min[0, 0]
     if norm == dst:
-        norm = sc.reg_min[r, 1]
-    n_mob = sc.reg_mob[r] - sc.contrib[dst]
-    new_pushes = sc.reg_new[r]
+        norm = sc.reg_min[0, 1]
+    n_mob = sc.reg_mob[0] - sc.contrib[dst]
+    new_pushes = sc.reg_new[0]
     if not sc.before[dst]:
         new_pushes -= sc.contrib[dst]
     for d in range(4):
@@ -612,7 +637,7 @@ def _subtree_sums(offsets, sc):
         sc.sub_mob[v] = c
         sc.sub_new[v] = 0 if sc.before[v] else c
         sc.sub_min[v] = v
-        sc.sub_last[v] = t
+        sc.sub_last[v] = sc.disc[v]
     for t in range(n - 1, 0, -1):  # children after their parents: sums complete upwards
         v = sc.order[t]
         d = sc.in_dir[v]
@@ -660,9 +685,9 @@ def _split_part(tables, sc, box_at, dst, kids, n_kids, part):
         n_mob = sc.sub_mob[c]
         new_pushes = sc.sub_new[c]
     else:  # the region less the cut square and the separated subtrees; its root is smallest
-        norm = sc.reg_min[r, 0]
-        n_mob = sc.reg_mob[r] - sc.contrib[dst]
-        new_pushes = sc.reg_new[r]
+        norm = sc.reg_min[0, 0]
+        n_mob = sc.reg_mob[0] - sc.contrib[dst]
+        new_pushes = sc.reg_new[0]
         if not sc.before[dst]:
             new_pushes -= sc.contrib[dst]
         for i in range(n_kids):

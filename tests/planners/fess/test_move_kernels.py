@@ -37,27 +37,52 @@ def _connected_without(b, box_at, q, s, t, stamps, stack):
     return stamps[t] == stamps[-1]
 
 
+def _region_root(b, box_at, sq):
+    """The smallest square of the player region holding free square ``sq`` (a flood fill)."""
+    label = np.full(b.n_cells, -1, dtype=np.int32)
+    stack = np.zeros(b.n_cells, dtype=np.int32)
+    count_regions(b.cells, box_at, b.offsets, b.floor, label, stack)
+    return int(np.flatnonzero(label == label[sq])[0]), label
+
+
 @pytest.mark.parametrize("selection", ["microban:1-20", "xsokoban:1-3"])
 def test_edge_blocks_match_flood_fills(selection):
-    for b, box_pos, _ in _positions(selection, 3):
+    # one scratch for a level's positions: the numbers of earlier calls must read as
+    # unvisited; every other position starts where the numbers are cleared and begin again
+    sc = None
+    for i, (b, box_pos, _) in enumerate(_positions(selection, 3)):
         box_at = _box_at(b, box_pos)
-        sc = new_move_scratch(b.cells, b.n_boxes, 0)
-        n_regions = edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
-        label = np.full(b.n_cells, -1, dtype=np.int32)
-        stack = np.zeros(b.n_cells, dtype=np.int32)
-        assert n_regions == count_regions(b.cells, box_at, b.offsets, b.floor, label, stack)
+        if sc is None or sc.disc.shape[0] != b.n_cells:
+            sc = new_move_scratch(b.cells, b.n_boxes, 0)
+        if i % 2:
+            sc.dfs_info[2] = (1 << 30) + 1
         stamps = new_stamps(b.cells)
-
+        stack = np.zeros(b.n_cells, dtype=np.int32)
         free = ((b.cells & FLOOR) != 0) & (box_at < 0)
+        roots = set()
         for q in b.floor.tolist():
-            if not free[q]:
-                continue
-            sides = [d for d in range(4) if free[q + int(b.offsets[d])]]
-            for i, s in enumerate(sides):
-                for t in sides[i + 1 :]:
-                    same = sc.block[q * 4 + s] == sc.block[q * 4 + t]
-                    qs, qt = q + int(b.offsets[s]), q + int(b.offsets[t])
-                    assert same == _connected_without(b, box_at, q, qs, qt, stamps, stack)
+            if free[q]:
+                roots.add(_region_root(b, box_at, q)[0])
+        for root in sorted(roots):
+            _, label = _region_root(b, box_at, root)
+            edge_blocks(b.cells, box_at, b.offsets, root, sc)
+            region = np.flatnonzero(label == label[root])
+            tagged = np.flatnonzero(sc.region == sc.region[root])
+            assert np.array_equal(tagged, region)  # exactly the region's squares hold its tag
+            assert sorted(sc.order[: sc.dfs_info[0]].tolist()) == region.tolist()
+            assert sc.order[0] == root
+            _check_blocks(b, box_at, sc, region, free, stamps, stack)
+
+
+def _check_blocks(b, box_at, sc, region, free, stamps, stack):
+    """Neighbours of a square share an edge block exactly when they stay connected without it."""
+    for q in region.tolist():
+        sides = [d for d in range(4) if free[q + int(b.offsets[d])]]
+        for i, s in enumerate(sides):
+            for t in sides[i + 1 :]:
+                same = sc.block[q * 4 + s] == sc.block[q * 4 + t]
+                qs, qt = q + int(b.offsets[s]), q + int(b.offsets[t])
+                assert same == _connected_without(b, box_at, q, qs, qt, stamps, stack)
 
 
 @pytest.mark.parametrize("selection", ["microban:1-20", "xsokoban:1-3"])
@@ -84,7 +109,7 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
             expected = dist.copy()
             k = box_at[src]
             box_at[src] = -1
-            edge_blocks(b.cells, box_at, b.offsets, b.floor, sc)
+            edge_blocks(b.cells, box_at, b.offsets, _region_root(b, box_at, src)[0], sc)
             _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds)
             assert np.array_equal(sc.dist, expected)
             firsts += _check_first_pushes(b, box_at, k, src, sc, expected, player)
