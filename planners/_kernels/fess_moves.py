@@ -586,43 +586,6 @@ def _region_sums(cells, dead, box_at, offsets, sc):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _mobility_without_fill(tables, sc, box_at, dst):
-    """(normalized square, mobility, new pushes) of the player's region next to ``dst``.
-
-    For a box just put on ``dst`` whose free neighbours stay in one region (``_region_sums``).
-    """
-    cells = tables.cells
-    dead = tables.dead
-    offsets = tables.offsets
-    r = sc.region[dst]
-    norm = sc.reg_min[0, 0]
-    if norm == dst:
-        norm = sc.reg_min[0, 1]
-    n_mob = sc.reg_mob[0] - sc.contrib[dst]
-    new_pushes = sc.reg_new[0]
-    if not sc.before[dst]:
-        new_pushes -= sc.contrib[dst]
-    for d in range(4):
-        v = dst - offsets[d]
-        if not (cells[v] & FLOOR):
-            continue
-        if box_at[v] < 0:
-            if sc.region[v] == r:  # the player can push the new box from v
-                a = dst + offsets[d]
-                if (cells[a] & FLOOR) and box_at[a] < 0 and dead[a] == 0:
-                    n_mob += 1
-                    if not sc.before[v]:
-                        new_pushes += 1
-        else:  # the box on v can no longer be pushed onto dst
-            w = v - offsets[d]
-            if (cells[w] & FLOOR) and box_at[w] < 0 and sc.region[w] == r:
-                n_mob -= 1
-                if not sc.before[w]:
-                    new_pushes -= 1
-    return norm, n_mob, new_pushes
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _subtree_sums(offsets, sc):
     """``sc.sub_*`` of every free square: sums over its subtree of ``edge_blocks``' DFS tree.
 
@@ -673,7 +636,9 @@ def _split_part(tables, sc, box_at, dst, kids, n_kids, part):
     """(normalized square, mobility, new pushes) of one part of the region a box on ``dst`` splits.
 
     As a fill of that part would give them: the part's ``contrib`` sums (``_subtree_sums``),
-    corrected for the pushes the box on ``dst`` adds or takes away next to it.
+    corrected for the pushes the box on ``dst`` adds or takes away next to it. With no
+    ``kids`` (``n_kids`` 0, ``part`` -1): the region less ``dst``, for a box whose free
+    neighbours stay connected (``_region_sums`` alone, no subtree sums needed).
     """
     cells = tables.cells
     dead = tables.dead
@@ -686,6 +651,8 @@ def _split_part(tables, sc, box_at, dst, kids, n_kids, part):
         new_pushes = sc.sub_new[c]
     else:  # the region less the cut square and the separated subtrees; its root is smallest
         norm = sc.reg_min[0, 0]
+        if norm == dst:  # no subtree splits off the root: the rest is all but the root
+            norm = sc.reg_min[0, 1]
         n_mob = sc.reg_mob[0] - sc.contrib[dst]
         new_pushes = sc.reg_new[0]
         if not sc.before[dst]:
@@ -763,7 +730,7 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
             covered = 15
             if dst == src and sc.region[player] == sc.region[dst]:
                 continue  # back where it was, the player in its old region
-            norm, n_mob, new_pushes = _mobility_without_fill(tables, sc, box_at, dst)
+            norm, n_mob, new_pushes = _split_part(tables, sc, box_at, dst, sc.kids, 0, -1)
         else:  # the parts of the split region, from the DFS tree's subtree sums
             if n_kids < 0:
                 if sc.dfs_info[1] == 0:
