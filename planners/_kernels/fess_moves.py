@@ -391,21 +391,26 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     dead = tables.dead
     offsets = tables.offsets
     floor = tables.floor
-    stamps = sc.stamps
     stack = sc.stack
     dist = sc.dist
     before = sc.before
     kinds = sc.kinds
     n_cells = cells.shape[0]
     count_hotspots(box_pos, tables.floor_index, tables.hot, sc.hot_out)
-    # squares the player reaches before the move: the explorer advisor's reference
-    reach_player(box_at, offsets, player, stamps, stack)
-    m0 = stamps[n_cells]
+    # the position's regions: lifting a box merges those around it, the others stay apart;
+    # the player's is the explorer advisor's reference (the squares reached before the move)
+    n_pos_regions = count_regions(cells, box_at, offsets, floor, sc.pos_label, stack)
+    own = sc.pos_label[player]
+    nxt = 0
     for i in range(floor.shape[0]):
         sq = floor[i]
-        sc.reach0[sq] = 1 if stamps[sq] == m0 else 0
+        lab = sc.pos_label[sq]
+        if lab == nxt:  # a region's first square in board order is its smallest
+            sc.pos_min[nxt] = sq
+            nxt += 1
+        sc.reach0[sq] = 1 if lab == own else 0
         # a box square counts as known: the square a moved box leaves is no new access
-        before[sq] = 1 if (stamps[sq] == m0 or box_at[sq] >= 0) else 0
+        before[sq] = 1 if (lab == own or box_at[sq] >= 0) else 0
     sc.rooms0[0] = 0
     if tables.edges.shape[0] > 0:
         sc.rooms0[0] = count_rooms(
@@ -415,13 +420,6 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             for s in range(sc.intact0.shape[1]):
                 sc.intact0[r, s] = sc.rooms.intact[r, s]
     learned_near(learned, box_at, box_pos)
-    # the position's regions: lifting a box merges those around it, the others stay apart
-    n_pos_regions = count_regions(cells, box_at, offsets, floor, sc.pos_label, stack)
-    nxt = 0
-    for i in range(floor.shape[0]):  # a region's first square in board order is its smallest
-        if sc.pos_label[floor[i]] == nxt:
-            sc.pos_min[nxt] = floor[i]
-            nxt += 1
     n_moves = 0
     n_boxes = box_pos.shape[0]
     h0 = np.uint64(0)
