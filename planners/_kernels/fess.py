@@ -195,6 +195,7 @@ def room_areas(
     edges: np.ndarray,
     offsets: np.ndarray,
     floor: np.ndarray,
+    border: np.ndarray | None = None,
 ) -> RoomAreas:
     """Each room's search area on the empty board, for ``count_rooms`` and ``recount_rooms``.
 
@@ -202,12 +203,14 @@ def room_areas(
     rooms' squares next to them; which rooms it touches can change only with a box on one of
     those squares that is also a border square (``room_border_table``): every free square of
     a room starts a search, so a path out of it may as well start at its last room square.
-    ``floor``: the level's floor squares, increasing.
+    ``floor``: the level's floor squares, increasing; ``border``: ``room_border_table``'s
+    answer when the caller has it already.
     """
     n = room_id.shape[0]
     n_rooms = int(room_id.max()) + 1 if n and room_id.max() >= 0 else 0
     offs = [int(o) for o in offsets]
-    border = room_border_table(room_id, passage_id, offsets)
+    if border is None:
+        border = room_border_table(room_id, passage_id, offsets)
     rooms, reaches = [], []
     affected: list[list[int]] = [[] for _ in range(n)]
     for r in range(n_rooms):

@@ -513,6 +513,7 @@ class _FessRun:
         self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
         self.scratch = new_move_scratch(board.cells, nb, self.rooms.n_rooms)
         self.kinds = self.scratch.kinds
+        border = room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets)
         self.move_tables = MoveTables(
             board.cells, board.dead, dead_sides(board.push_dist), board.offsets,
             board.floor, board.floor_index, board.goals,
@@ -521,10 +522,10 @@ class _FessRun:
             self.features.hot, patterns.square_start, patterns.square_instance,
             patterns.instance_boxes,
             np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
-            room_border_table(self.rooms.room_id, self.rooms.passage_id, board.offsets),
+            border,
             room_areas(
                 self.rooms.room_id, self.rooms.passage_id, self.rooms.edges, board.offsets,
-                board.floor,
+                board.floor, border,
             ),
         )  # fmt: skip
         enabled = sum(1 << i for i, name in enumerate(ADVISORS) if name in cfg.advisors)
