@@ -105,7 +105,6 @@ MoveScratch = namedtuple(
         "mark",  # int32[n_cells], all 0
         "hot_out",  # int32[n_boxes] receives the position's per-box hotspot counts
         "before",  # uint8[n_cells] squares known before the move (reached, or a box)
-        "reach0",  # uint8[n_cells] squares the player reaches before the move
         "disc",  # int32[n_cells] depth-first numbers (``edge_blocks``), -1 before any
         "low",  # int32[n_cells]
         "next_dir",  # int32[n_cells]
@@ -178,7 +177,6 @@ def new_move_scratch(
         mark=np.zeros(n, dtype=np.int32),
         hot_out=np.zeros(max(1, n_boxes), dtype=np.int32),
         before=np.zeros(n, dtype=np.uint8),
-        reach0=np.zeros(n, dtype=np.uint8),
         disc=np.full(n, -1, dtype=np.int32),
         low=np.zeros(n, dtype=np.int32),
         next_dir=np.zeros(n, dtype=np.int32),
@@ -306,11 +304,12 @@ def edge_blocks(cells, box_at, offsets, root, sc):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
+def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds, own):
     """Fewest pushes of the box on ``src`` to every live state (``engine.step.box_paths``).
 
     The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
-    (``edge_blocks``); ``sc.reach0`` marks where the player stands before the move. Same
+    (``edge_blocks``); the player stands before the move in region ``own`` of ``sc.pos_label``
+    (the position's regions, the box still on ``src``). Same
     ``dist`` encoding as ``box_paths``; instead of its state links, ``sc.first`` receives the
     direction of each reached state's first push (all the moves need of the path). Paths stop
     at states from which a lone box reaches no goal (``dead_side``, which covers simple dead
@@ -326,7 +325,7 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds):
     tail = 0
     for s in range(4):
         side = src + offsets[s]
-        if sc.reach0[side]:
+        if sc.pos_label[side] == own:
             dist[src * 4 + s] = 0
             first[src * 4 + s] = 0
             if tail == 0:
@@ -408,7 +407,6 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         if lab == nxt:  # a region's first square in board order is its smallest
             sc.pos_min[nxt] = sq
             nxt += 1
-        sc.reach0[sq] = 1 if lab == own else 0
         # a box square counts as known: the square a moved box leaves is no new access
         before[sq] = 1 if (lab == own or box_at[sq] >= 0) else 0
     sc.rooms0[0] = 0
@@ -435,7 +433,11 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         movable = False
         for d in range(4):
             ahead = src + offsets[d]
-            if sc.reach0[src - offsets[d]] and (cells[ahead] & FLOOR) and box_at[ahead] < 0:
+            if (
+                sc.pos_label[src - offsets[d]] == own
+                and (cells[ahead] & FLOOR)
+                and box_at[ahead] < 0
+            ):
                 movable = True
                 break
         if not movable:
@@ -463,7 +465,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
         _region_sums(cells, dead, box_at, offsets, sc)
         dst_mark[n_cells] += 1
         mark = dst_mark[n_cells]
-        tail = _block_box_paths(cells, tables.dead_side, box_at, offsets, src, sc, mark, kinds)
+        tail = _block_box_paths(cells, tables.dead_side, box_at, offsets, src, sc, mark, kinds, own)
         # the live squares the box reaches, in board order (the order of the moves)
         for qi in range(tail):
             dst_mark[sc.queue[qi] >> 2] = mark

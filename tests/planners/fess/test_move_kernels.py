@@ -97,8 +97,8 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
         sc = new_move_scratch(b.cells, b.n_boxes, 0)
         stamps = new_stamps(b.cells)
         stack = np.zeros(b.n_cells, dtype=np.int32)
-        reach_player(box_at, b.offsets, player, stamps, stack)
-        sc.reach0[:] = stamps[:-1] == stamps[-1]
+        count_regions(b.cells, box_at, b.offsets, b.floor, sc.pos_label, stack)
+        own = int(sc.pos_label[player])
         dist = np.zeros(4 * b.n_cells, dtype=np.uint16)
         parent = np.zeros(4 * b.n_cells, dtype=np.int32)
         queue = np.zeros(4 * b.n_cells, dtype=np.int32)
@@ -110,12 +110,12 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
             k = box_at[src]
             box_at[src] = -1
             edge_blocks(b.cells, box_at, b.offsets, _region_root(b, box_at, src)[0], sc)
-            _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds)
+            _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds, own)
             assert np.array_equal(sc.dist, expected)
             firsts += _check_first_pushes(b, box_at, k, src, sc, expected, player)
             # with dead states cut: the live states keep their distances, the dead ones are
             # never reached (but for the box's own square)
-            _block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds)
+            _block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds, own)
             box_at[src] = k
             expected[(dead_side == 1) & (expected != 0)] = DIST_INF
             assert np.array_equal(sc.dist, expected)
