@@ -3,7 +3,10 @@
 A few tests run ``soko`` or Python in a fresh interpreter on an EMPTY numba cache folder, as a
 new user's first command does: minutes of compiling on one core each. The main test process
 also uses one core, so these run beside it from the start (``tests/conftest.py`` starts the
-jobs of the collected tests) and their test only waits for the outcome.
+jobs of the collected tests) and their test only waits for the outcome. The jobs run one at a
+time, in the order they were started (the tests' order), at a lower priority: two of them
+beside the main process would take half its core, and the Ray and ``--jobs`` tests' workers
+would wait behind them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# one job at a time, first started first run: a ticket per start, the turn passes on when done
+_TURN = threading.Condition()
+_TICKETS = [0, 0]  # next ticket handed out, ticket whose turn it is
+# the subprocesses yield the CPU to the main test process and its workers
+_NICE = [nice, "-n", "10"] if (nice := shutil.which("nice")) else []
 
 
 class Prelaunched:
@@ -37,14 +46,23 @@ class Prelaunched:
             if self._thread is not None:
                 return
             self.folder = Path(tempfile.mkdtemp(prefix="soko-cold-"))
-            self._thread = threading.Thread(target=self._run, daemon=True)
+            with _TURN:
+                ticket = _TICKETS[0]
+                _TICKETS[0] += 1
+            self._thread = threading.Thread(target=self._run, args=(ticket,), daemon=True)
             self._thread.start()
 
-    def _run(self) -> None:
+    def _run(self, ticket: int) -> None:
+        with _TURN:
+            _TURN.wait_for(lambda: _TICKETS[1] == ticket)
         try:
             self._outcome = self.work(self, self.folder)
         except BaseException as exc:  # handed to the test that waits
             self._error = exc
+        finally:
+            with _TURN:
+                _TICKETS[1] += 1
+                _TURN.notify_all()
 
     def run(self, argv: list[str], env: dict[str, str], cwd: Path, timeout: float):
         """``subprocess.run`` with captured text output that ``stop`` can end."""
@@ -52,7 +70,12 @@ class Prelaunched:
             if self._stopped:
                 raise RuntimeError("the test session ended before this check ran")
             self._proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                [*_NICE, *argv],
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
         try:
             out, err = self._proc.communicate(timeout=timeout)
