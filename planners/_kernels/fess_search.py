@@ -83,7 +83,8 @@ O_SEEDED = 7
 O_NODE_LIMIT = 8  # most nodes, -1 for none
 O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
 O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
-N_OPTS = 11
+O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, not at once
+N_OPTS = 12
 ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # FessTree.ctr
@@ -102,7 +103,9 @@ C_ROOM_SEARCHES = 11
 C_ROOM_MEMO_HITS = 12
 C_LEARNED_HITS = 13
 C_N_CELL_IDS = 14  # cell ids handed out
-C_ADVISOR = 15  # N_ADVISORS slots: expanded moves each advisor picked
+C_WMIN = 15  # the smaller move weight: a node not generated yet has no move cheaper than this
+C_GENERATED = 16  # nodes whose moves were generated (the root included)
+C_ADVISOR = 17  # N_ADVISORS slots: expanded moves each advisor picked
 N_CTR = C_ADVISOR + N_ADVISORS
 
 # statuses of fess_run
@@ -160,7 +163,7 @@ FessTree = namedtuple(
         "weight",  # int64[cap]
         "feat",  # int32[cap, 6] oop, packed, conn, rooms, hot, mob
         "cell",  # int32[cap] cell id
-        "mstart",  # int64[cap] first row of the node's moves in the pool
+        "mstart",  # int64[cap] first row of the node's moves in the pool; -1: not generated yet
         "mcount",  # int32[cap] its moves
         "mnext",  # int32[cap] position in its order of the next move to expand
         "n_open",  # int32[cap] moves not expanded plus children not known dead
@@ -300,13 +303,33 @@ def rehash_tree(tree):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _less(tree, a, b):
-    """True when node ``a``'s next move comes before node ``b``'s (weight, features, tick)."""
-    ra = tree.mstart[a] + tree.morder[tree.mstart[a] + tree.mnext[a]]
-    rb = tree.mstart[b] + tree.morder[tree.mstart[b] + tree.mnext[b]]
-    wa = tree.weight[a] + tree.mwts[ra]
-    wb = tree.weight[b] + tree.mwts[rb]
+    """True when node ``a``'s next move comes before node ``b``'s (weight, features, tick).
+
+    A node whose moves are not generated yet stands for its cheapest possible move: its weight
+    plus the smaller move weight, before a generated node of the same weight. So it is
+    generated before any move that could come after its own first move is expanded, and the
+    moves are expanded in the order eager generation gives them.
+    """
+    la = tree.mstart[a] < 0
+    lb = tree.mstart[b] < 0
+    wmin = tree.ctr[C_WMIN]
+    ra = rb = np.int64(0)
+    if la:
+        wa = tree.weight[a] + wmin
+    else:
+        ra = tree.mstart[a] + tree.morder[tree.mstart[a] + tree.mnext[a]]
+        wa = tree.weight[a] + tree.mwts[ra]
+    if lb:
+        wb = tree.weight[b] + wmin
+    else:
+        rb = tree.mstart[b] + tree.morder[tree.mstart[b] + tree.mnext[b]]
+        wb = tree.weight[b] + tree.mwts[rb]
     if wa != wb:
         return wa < wb
+    if la or lb:
+        if la != lb:
+            return la
+        return tree.tick[a] < tree.tick[b]
     ma = tree.rows[ra]
     mb = tree.rows[rb]
     for col, sign in ((K_OOP, 1), (K_PACKED, -1), (K_CONN, 1), (K_ROOMS, 1), (K_HOT, 1),
@@ -342,9 +365,20 @@ def _merge(tree, h1, h2):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _push_node(tree, node):
-    """Put the node's next move into its cell's heap (the cell made active when it is not)."""
-    if tree.mnext[node] >= tree.mcount[node]:
+    """Put the node's next move into its cell's heap (the cell made active when it is not).
+
+    A node not generated yet (``mstart`` -1) goes in as its cheapest possible move.
+    """
+    if tree.mstart[node] >= 0 and tree.mnext[node] >= tree.mcount[node]:
         return
+    tree.ctr[C_TICK] += 1
+    tree.tick[node] = tree.ctr[C_TICK]
+    _enter(tree, node)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _enter(tree, node):
+    """Merge ``node`` into its cell's heap with the tick it has."""
     c = tree.cell[node]
     ctr = tree.ctr
     if not tree.cell_on[c]:
@@ -353,8 +387,6 @@ def _push_node(tree, node):
         tree.active[ctr[C_ACTIVE]] = c
         ctr[C_ACTIVE] += 1
         ctr[C_CELLS] += 1
-    ctr[C_TICK] += 1
-    tree.tick[node] = ctr[C_TICK]
     tree.left[node] = -1
     tree.right[node] = -1
     tree.cell_root[c] = _merge(tree, np.int64(tree.cell_root[c]), np.int64(node))
@@ -567,6 +599,7 @@ def generate_moves(t, sc, w, tree, dt, node):
         tree.morder[r] = w.order[i]
         tree.advised[r] = w.picked[i]
     ctr[C_MOVES_USED] = base + k
+    ctr[C_GENERATED] += 1
     tree.mstart[node] = base
     tree.mcount[node] = k
     tree.mnext[node] = 0
@@ -646,11 +679,49 @@ def _expand(t, sc, w, tree, dt, node, j):
         tree.dead[child] = 1
         _close_move(tree, node)
         return S_SLICE
-    if generate_moves(t, sc, w, tree, dt, child) == 0:
+    if t.opts[O_LAZY]:  # its moves when its cell reaches it (_generate_late)
+        tree.mstart[child] = -1
+        tree.lseen[child] = dt.learned.count[0]  # the patterns its node test saw
+    elif generate_moves(t, sc, w, tree, dt, child) == 0:
         _mark_dead(tree, child)
         return S_SLICE
     _push_node(tree, child)
     return S_SLICE
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _generate_late(t, sc, w, tree, dt, node):
+    """Generate the moves of ``node`` (O_LAZY), popped from its cell; back in, or dead.
+
+    The patterns learned since its node test are tested first: its children's node tests
+    skip every pattern its move generation saw (``node_deadlock``), which is sound only when
+    the position itself holds none of them.
+    """
+    _load(tree, w, node)
+    learned = dt.learned
+    if t.opts[O_LEARNED] and learned.count[0] > tree.lseen[node]:
+        if (
+            match_learned(
+                learned,
+                w.box_at,
+                w.box_pos,
+                np.int64(tree.player[node]),
+                t.mt.offsets,
+                w.sub_box_at,
+                sc.stamps,
+                sc.stack,
+                np.int64(tree.lseen[node]),
+            )  # fmt: skip
+            >= 0
+        ):
+            tree.ctr[C_LEARNED_HITS] += 1
+            sc.kinds[DL_LEARNED] += 1
+            _mark_dead(tree, node)
+            return
+    if generate_moves(t, sc, w, tree, dt, node) == 0:
+        _mark_dead(tree, node)
+    else:  # back with its first move, in the place eager generation gives it
+        _enter(tree, node)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -660,6 +731,7 @@ def _start(t, sc, w, tree, dt):
     ctr[C_NODES] = 1
     ctr[C_SOLVED] = -1
     ctr[C_LABELLED] = -1
+    ctr[C_WMIN] = min(t.ot.weights[0], t.ot.weights[1])
     root = np.int64(0)
     _, slot = tt_find(tree, tree.hash[0], np.int64(tree.norm[0]))
     tree.tt[slot] = 0
@@ -714,6 +786,10 @@ def fess_run(t, sc, w, tree, dt, budget):
             ctr[C_ACTIVE] = n_active - 1
             tree.cell_on[c] = 0
             continue
+        if tree.mstart[node] < 0:  # reached before its moves were generated
+            _generate_late(t, sc, w, tree, dt, node)
+            budget -= 1
+            continue  # the same cell again: its first node may be another one now
         ctr[C_ROUND] = i + 1
         j = tree.morder[tree.mstart[node] + tree.mnext[node]]
         tree.mnext[node] += 1

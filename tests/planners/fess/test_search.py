@@ -90,6 +90,23 @@ def test_the_tree_grows_without_changing_the_search(monkeypatch):
     assert solved.solved and verify(load_levels("microban:20")[0], solved.lurd).ok
 
 
+def test_lazy_generation_expands_what_eager_generation_expands_in_the_same_order():
+    # a new position's moves are generated when its cell first reaches it: without learned
+    # patterns (whose store grows in between) the search is the eager one move for move, and
+    # the positions no cell reached never had their moves generated
+    for spec in ("xsokoban:15", "microban4:34", "sasquatch:40"):
+        level = load_levels(spec)[0]
+        limits = SearchLimits(max_nodes=4000, max_seconds=60)
+        eager = planners.solve(level, "fess", limits, lazy=False, learned=False)
+        lazy = planners.solve(level, "fess", limits, learned=False)
+        assert (lazy.status, lazy.lurd) == (eager.status, eager.lurd), spec
+        for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
+            assert lazy.stats[key] == eager.stats[key], (spec, key)
+        assert lazy.stats["generated_nodes"] < eager.stats["generated_nodes"], spec
+        if lazy.solved:
+            assert verify(level, lazy.lurd).ok
+
+
 def test_weights_and_advisors_are_options():
     level = load_levels("microban:3")[0]
     assert solve(level, advisor_weight=1, move_weight=100).solved
