@@ -153,18 +153,20 @@ def search(run: _FessRun, moves) -> None:
         return
     k, i = deepest
     cell = int(tr.cell[i])
-    start, count = int(tr.mstart[i]), int(tr.mcount[i])
+    start, count = int(tr.mstart[i]), int(tr.mcount[i])  # start -1: moves not generated yet
     mine = int(tr.weight[i]) + (int(tr.mwts[start + int(tr.morder[start + int(tr.mnext[i])])])
-                                if tr.mnext[i] < count else 0)  # fmt: skip
+                                if 0 <= start and tr.mnext[i] < count else 0)  # fmt: skip
     ahead = collections.Counter(
         int(tr.weight[j])
         for j in range(n)
-        if tr.cell[j] == cell and not tr.dead[j] and tr.mnext[j] < tr.mcount[j]
+        if tr.cell[j] == cell and not tr.dead[j]
+        and (tr.mstart[j] < 0 or tr.mnext[j] < tr.mcount[j])  # lazy: moves not generated yet
         and int(tr.weight[j]) < mine
     )  # fmt: skip
+    done = f"{int(tr.mnext[i])} of its {count} moves expanded" if start >= 0 else "lazy"
     print(
         f"deepest: step {k} (node {i}, weight {int(tr.weight[i])}, cell {cell} = "
-        f"{tr.cell_feat[cell].tolist()}, {int(tr.mnext[i])} of its {count} moves expanded); "
+        f"{tr.cell_feat[cell].tolist()}, {done}); "
         f"open nodes of its cell with lower weight: {sum(ahead.values()):,} "
         f"(by weight {sorted(ahead.items())})"
     )

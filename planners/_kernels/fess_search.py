@@ -14,7 +14,9 @@ docstring of ``planners.fess.search``) is done here:
 - *Cells*: one per feature-space point reached (``cell_tab`` maps the packed features to a
   cell id); each active cell keeps its nodes in a skew heap threaded through the node rows
   (a node is in at most one heap, with at most one entry, keyed by its next move); the active
-  cells are visited round robin, the least-weight move of each expanded in turn.
+  cells are visited round robin, the least-weight move of each expanded in turn. With
+  O_LAZY a new node enters its heap before its moves are generated, keyed by the cheapest
+  move it could have; popped, it gets its moves and goes back in (``_generate_late``).
 - *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
   frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
   ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
@@ -711,7 +713,7 @@ def _generate_late(t, sc, w, tree, dt, node):
                 sc.stamps,
                 sc.stack,
                 np.int64(tree.lseen[node]),
-            )  # fmt: skip
+            )
             >= 0
         ):
             tree.ctr[C_LEARNED_HITS] += 1

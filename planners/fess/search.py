@@ -21,6 +21,10 @@ Terms:
   the positions projected there, ties broken by the feature ordering (out-of-plan, packed,
   connectivity, room connectivity, hotspots, mobility) of the position the move leads to. No
   move is ever pruned, so the search is complete.
+- *Lazy generation* (default): a new position enters its cell as its cheapest possible move
+  and gets its moves (the costly part of a node) only when its cell first reaches it, so the
+  positions no cell reaches in the time cost neither. The moves are expanded in the order
+  eager generation gives; only the learned patterns, which grow in between, can differ.
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
 matching (in the move generator); on every new node: retrograde analysis, bipartite matching
@@ -250,9 +254,11 @@ class FessPlanner(Planner):
         learned: store what each room or corral deadlock proof proved as a pattern and test
             every new position against the patterns (``planners.fess.learned``).
         lazy: generate a new position's moves (and their features, the costly part of a
-            node) when its cell first reaches it rather than when it is made; the same moves
-            are expanded in the same order, but the positions no cell reaches in the time
-            (a fifth to a half of them) cost neither the time nor the memory of their moves.
+            node) when its cell first reaches it rather than when it is made. Without learned
+            patterns the same moves are expanded in the same order; with them, a position
+            generated later meets more patterns. The positions no cell reaches in the time
+            (a fifth to a half of them on the hard levels) cost neither the time nor the
+            memory of their moves.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
         fallback: options of a second configuration (for example ``{"plan": "targets"}``)
