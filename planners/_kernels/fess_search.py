@@ -558,9 +558,13 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     return -1
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def generate_moves(t, sc, w, tree, dt, node):
-    """Generate, order and store the moves of ``node`` (loaded); returns their count."""
+    """Generate, order and store the moves of ``node`` (loaded); returns their count.
+
+    Not inlined: the root, eager and lazy generation call it, and each inlined copy would be
+    compiled again (one call costs nothing beside the generation itself).
+    """
     player = np.int64(tree.player[node])
     corral = dt.corral
     tree.lseen[node] = dt.learned.count[0]
