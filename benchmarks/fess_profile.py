@@ -9,7 +9,9 @@ short by their budget, positions expanded per search), and the time split. The s
 one kernel, so the split is measured by replaying a stretch of the run's own positions through
 each part on its own (memos emptied, then warmed by the ten times as many positions made just
 before the stretch): the move generator, the advisors and move order (with PI-corral pruning),
-and each node-level deadlock test run on every position; "loop" is what is left of the measured
+and each node-level deadlock test; each part's time per position is multiplied by the
+positions the search gave it (generated, tested: ``lazy`` and ``lazy_tests`` leave some
+positions without moves or tests); "loop" is what is left of the measured
 search time (the cell cycle, the transposition table, dead marking). Each part's share: its time
 per position times the positions the search made it handle, over the search time.
 """
@@ -127,9 +129,9 @@ def profile_level(level, seconds: float, sample: int = 300) -> dict:
         mid = max(1, k // 2 - sample // 2)
         warm = np.arange(max(1, mid - 10 * sample), mid)
         per = _replay(run, np.arange(mid, min(k, mid + sample)), warm)
-        generated = k - int(tr.dead[:k].sum())  # positions whose moves were generated (about)
+        generated = s["generated_nodes"]  # lazy generation: not every position gets moves
         spent = {"moves": per["moves"] * generated, "order": per["order"] * generated}
-        spent.update({name: per[name] * k for name in TESTS})
+        spent.update({name: per[name] * s["tested_nodes"] for name in TESTS})
         total = max(s["search_seconds"], sum(spent.values()))
         split = {c: spent.get(c, 0.0) / total for c in COLUMNS}
         split["loop"] = max(0.0, 1.0 - sum(split.values()))

@@ -20,7 +20,10 @@ docstring of ``planners.fess.search``) is done here:
 - *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
   frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
   ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
-  become learned patterns.
+  become learned patterns. With O_LAZY_TESTS a lazy node whose cell is open already is
+  tested when its cell reaches it, just before its moves are generated: a node found dead
+  then would not have opened a cell, so the cells are visited as if it had been tested at
+  once.
 """
 
 from __future__ import annotations
@@ -86,7 +89,11 @@ O_NODE_LIMIT = 8  # most nodes, -1 for none
 O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
 O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
 O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, not at once
-N_OPTS = 12
+O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested then too (MS_UNTESTED)
+N_OPTS = 13
+
+MS_LAZY = -1  # ``mstart`` of a node whose moves are not generated yet
+MS_UNTESTED = -2  # the same, and its node-level deadlock tests not run yet either
 ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # FessTree.ctr
@@ -107,7 +114,8 @@ C_LEARNED_HITS = 13
 C_N_CELL_IDS = 14  # cell ids handed out
 C_WMIN = 15  # the smaller move weight: a node not generated yet has no move cheaper than this
 C_GENERATED = 16  # nodes whose moves were generated (the root included)
-C_ADVISOR = 17  # N_ADVISORS slots: expanded moves each advisor picked
+C_TESTED = 17  # nodes whose node-level deadlock tests ran
+C_ADVISOR = 18  # N_ADVISORS slots: expanded moves each advisor picked
 N_CTR = C_ADVISOR + N_ADVISORS
 
 # statuses of fess_run
@@ -165,7 +173,7 @@ FessTree = namedtuple(
         "weight",  # int64[cap]
         "feat",  # int32[cap, 6] oop, packed, conn, rooms, hot, mob
         "cell",  # int32[cap] cell id
-        "mstart",  # int64[cap] first row of the node's moves in the pool; -1: not generated yet
+        "mstart",  # int64[cap] first row of the node's moves in the pool; < 0: MS_* states
         "mcount",  # int32[cap] its moves
         "mnext",  # int32[cap] position in its order of the next move to expand
         "n_open",  # int32[cap] moves not expanded plus children not known dead
@@ -501,9 +509,11 @@ def _adapt(budget, ran_out, proved, cap):
     return adapt_budget(budget, ran_out, proved, np.int64(ADAPT_MIN), cap)
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
+
+    Not inlined: a new node (``_expand``) and a node tested late (``_generate_late``) call it.
 
     ``dt``: ``DeadlockTables``. ``player``: the player's square; ``dst``: the moved box's
     square. ``node``: the position's node (-1 for none); the corral scratch is marked as
@@ -679,6 +689,11 @@ def _expand(t, sc, w, tree, dt, node, j):
     if _is_solved(t, w):
         ctr[C_SOLVED] = child
         return S_SOLVED
+    if t.opts[O_LAZY] and t.opts[O_LAZY_TESTS] and tree.cell_on[c]:
+        tree.mstart[child] = MS_UNTESTED  # tested and generated when its cell reaches it
+        _push_node(tree, child)
+        return S_SLICE
+    ctr[C_TESTED] += 1
     kind = node_deadlock(t, sc, w, tree, dt, child, np.int64(row[K_PLAYER]), dst)
     if kind >= 0:
         sc.kinds[kind] += 1
@@ -686,7 +701,7 @@ def _expand(t, sc, w, tree, dt, node, j):
         _close_move(tree, node)
         return S_SLICE
     if t.opts[O_LAZY]:  # its moves when its cell reaches it (_generate_late)
-        tree.mstart[child] = -1
+        tree.mstart[child] = MS_LAZY
         tree.lseen[child] = dt.learned.count[0]  # the patterns its node test saw
     elif generate_moves(t, sc, w, tree, dt, child) == 0:
         _mark_dead(tree, child)
@@ -699,13 +714,25 @@ def _expand(t, sc, w, tree, dt, node, j):
 def _generate_late(t, sc, w, tree, dt, node):
     """Generate the moves of ``node`` (O_LAZY), popped from its cell; back in, or dead.
 
-    The patterns learned since its node test are tested first: its children's node tests
+    A node not tested yet (``MS_UNTESTED``) gets its node-level tests first. Otherwise the
+    patterns learned since its node test are tested first: its children's node tests
     skip every pattern its move generation saw (``node_deadlock``), which is sound only when
     the position itself holds none of them.
     """
     _load(tree, w, node)
     learned = dt.learned
-    if t.opts[O_LEARNED] and learned.count[0] > tree.lseen[node]:
+    if tree.mstart[node] == MS_UNTESTED:  # its node test, as _expand would have run it
+        tree.mstart[node] = MS_LAZY
+        player = np.int64(tree.player[node])
+        dst = np.int64(tree.box_pos[node, tree.moved[node, 0]])
+        tree.ctr[C_TESTED] += 1
+        kind = node_deadlock(t, sc, w, tree, dt, node, player, dst)
+        if kind >= 0:
+            sc.kinds[kind] += 1
+            _mark_dead(tree, node)
+            return
+        tree.lseen[node] = learned.count[0]  # the patterns its node test saw
+    elif t.opts[O_LEARNED] and learned.count[0] > tree.lseen[node]:
         if (
             match_learned(
                 learned,

@@ -79,6 +79,7 @@ from planners._kernels.fess_search import (
     C_NODES,
     C_PI_CORRAL_NODES,
     C_SOLVED,
+    C_TESTED,
     C_TRANSPOSITIONS,
     N_CTR,
     N_KEEP,
@@ -88,6 +89,7 @@ from planners._kernels.fess_search import (
     O_DOMINATED,
     O_FROZEN,
     O_LAZY,
+    O_LAZY_TESTS,
     O_LEARNED,
     O_NODE_LIMIT,
     O_PI_CORRALS,
@@ -173,6 +175,7 @@ class FessStats:
     expanded_moves: int = 0
     transpositions: int = 0
     generated_nodes: int = 0
+    tested_nodes: int = 0
     cells: int = 0
     pi_corral_nodes: int = 0
     advisor_hits: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ADVISORS})
@@ -191,6 +194,7 @@ class FessStats:
             "nodes": self.nodes,
             "expanded_moves": self.expanded_moves,
             "generated_nodes": self.generated_nodes,
+            "tested_nodes": self.tested_nodes,
             "transpositions": self.transpositions,
             "cells": self.cells,
             "pi_corral_nodes": self.pi_corral_nodes,
@@ -259,6 +263,11 @@ class FessPlanner(Planner):
             generated later meets more patterns. The positions no cell reaches in the time
             (a fifth to a half of them on the hard levels) cost neither the time nor the
             memory of their moves.
+        lazy_tests: with ``lazy``, a new position whose cell is open already also gets its
+            node-level deadlock tests (retrograde, frozen bipartite, learned patterns, room
+            and corral searches) when its cell first reaches it. A position they would kill
+            would not have opened a cell, so the cells are visited as if it had been tested
+            at once; the positions never reached cost no tests.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
         fallback: options of a second configuration (for example ``{"plan": "targets"}``)
@@ -295,6 +304,7 @@ class FessPlanner(Planner):
         cells: str = "dominated",
         learned: bool = True,
         lazy: bool = True,
+        lazy_tests: bool = True,
         seed: int | None = None,
         fallback: dict[str, Any] | None = None,
         fallback_after: float = 10.0,
@@ -346,6 +356,7 @@ class FessPlanner(Planner):
         self.cells = cells
         self.learned = learned
         self.lazy = lazy
+        self.lazy_tests = lazy_tests
         self.seed = seed
         if (
             isinstance(fallback_after, bool)
@@ -572,6 +583,7 @@ class _FessRun:
         opts[O_ADAPTIVE] = cfg.adaptive_budget
         opts[O_DOMINATED] = cfg.cells == "dominated"
         opts[O_LAZY] = cfg.lazy
+        opts[O_LAZY_TESTS] = cfg.lazy_tests
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
@@ -812,6 +824,7 @@ class _FessRun:
         st.expanded_moves = int(ctr[C_EXPANDED])
         st.transpositions = int(ctr[C_TRANSPOSITIONS])
         st.generated_nodes = int(ctr[C_GENERATED])
+        st.tested_nodes = int(ctr[C_TESTED])
         st.cells = int(ctr[C_CELLS])
         st.pi_corral_nodes = int(ctr[C_PI_CORRAL_NODES])
         for a, name in enumerate(ADVISORS):

@@ -96,15 +96,36 @@ def test_lazy_generation_expands_what_eager_generation_expands_in_the_same_order
     # the positions no cell reached never had their moves generated
     for spec in ("xsokoban:15", "microban4:34", "sasquatch:40"):
         level = load_levels(spec)[0]
-        limits = SearchLimits(max_nodes=4000, max_seconds=60)
+        limits = SearchLimits(max_nodes=4000)  # no clock: a cold cache compiles inside it
         eager = planners.solve(level, "fess", limits, lazy=False, learned=False)
-        lazy = planners.solve(level, "fess", limits, learned=False)
+        lazy = planners.solve(level, "fess", limits, learned=False, lazy_tests=False)
         assert (lazy.status, lazy.lurd) == (eager.status, eager.lurd), spec
         for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
             assert lazy.stats[key] == eager.stats[key], (spec, key)
         assert lazy.stats["generated_nodes"] < eager.stats["generated_nodes"], spec
         if lazy.solved:
             assert verify(level, lazy.lurd).ok
+
+
+def test_lazy_tests_visit_cells_as_tests_at_once_do():
+    # a new position in an open cell is tested when its cell reaches it: one that a test kills
+    # then was never going to open a cell, so without learned patterns or adaptive budgets
+    # (whose state depends on when tests run) the search is move for move the same, and the
+    # positions never reached are never tested
+    for spec in ("xsokoban:15", "microban4:34", "sasquatch:40"):
+        level = load_levels(spec)[0]
+        limits = SearchLimits(max_nodes=4000)  # no clock: a cold cache compiles inside it
+        fixed = {"learned": False, "adaptive_budget": False}
+        at_once = planners.solve(level, "fess", limits, lazy_tests=False, **fixed)
+        late = planners.solve(level, "fess", limits, **fixed)
+        assert (late.status, late.lurd) == (at_once.status, at_once.lurd), spec
+        for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
+            assert late.stats[key] == at_once.stats[key], (spec, key)
+        found, found_at_once = late.stats["deadlocks"], at_once.stats["deadlocks"]
+        assert all(found[k] <= found_at_once[k] for k in found), spec
+        assert sum(found.values()) < sum(found_at_once.values()), spec  # fewer tests ran
+        if late.solved:
+            assert verify(level, late.lurd).ok
 
 
 def test_weights_and_advisors_are_options():
