@@ -89,7 +89,7 @@ O_NODE_LIMIT = 8  # most nodes, -1 for none
 O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
 O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
 O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, not at once
-O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested then too (MS_UNTESTED)
+O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested when reached (MS_UNTESTED)
 N_OPTS = 13
 
 MS_LAZY = -1  # ``mstart`` of a node whose moves are not generated yet

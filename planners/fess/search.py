@@ -267,7 +267,10 @@ class FessPlanner(Planner):
             node-level deadlock tests (retrograde, frozen bipartite, learned patterns, room
             and corral searches) when its cell first reaches it. A position they would kill
             would not have opened a cell, so the cells are visited as if it had been tested
-            at once; the positions never reached cost no tests.
+            at once; the positions never reached cost no tests. Off by default: 0-24% less
+            time per position, but the room and corral budgets adapt to other tests and the
+            learned patterns come later, and in the 60 s suites it solved no more levels
+            (benchmarks/RESULTS.md, item 33).
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
         fallback: options of a second configuration (for example ``{"plan": "targets"}``)
@@ -304,7 +307,7 @@ class FessPlanner(Planner):
         cells: str = "dominated",
         learned: bool = True,
         lazy: bool = True,
-        lazy_tests: bool = True,
+        lazy_tests: bool = False,
         seed: int | None = None,
         fallback: dict[str, Any] | None = None,
         fallback_after: float = 10.0,

@@ -117,7 +117,7 @@ def test_lazy_tests_visit_cells_as_tests_at_once_do():
         limits = SearchLimits(max_nodes=4000)  # no clock: a cold cache compiles inside it
         fixed = {"learned": False, "adaptive_budget": False}
         at_once = planners.solve(level, "fess", limits, lazy_tests=False, **fixed)
-        late = planners.solve(level, "fess", limits, **fixed)
+        late = planners.solve(level, "fess", limits, lazy_tests=True, **fixed)
         assert (late.status, late.lurd) == (at_once.status, at_once.lurd), spec
         for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
             assert late.stats[key] == at_once.stats[key], (spec, key)
