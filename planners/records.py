@@ -10,6 +10,8 @@ of the writer (a benchmark's suite and limit, the optimizer's figures).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from planners.result import SearchResult
@@ -49,3 +51,78 @@ def solve_record(
     if missing:
         raise ValueError(f"result lacks the record fields {missing}")
     return {**record_header(source, index, level), **fields, **extra}
+
+
+@dataclass(frozen=True)
+class LimitSummary:
+    """What records say about one source at one time limit per level.
+
+    Attributes:
+        limit: the time limit per level, in seconds.
+        solved: levels solved within the limit (by any record).
+        seconds: total time of those solutions (each level's fastest).
+        unsolved: titles of levels some record ran at least that long without solving them
+            within the limit.
+        not_run: titles of levels no record decides: not solved within the limit and never
+            run that long (or with no record at all, when ``level_titles`` is given).
+    """
+
+    limit: float
+    solved: int
+    seconds: float
+    unsolved: tuple[str, ...]
+    not_run: tuple[str, ...]
+
+
+def solved_within(
+    records: Iterable[dict[str, Any]],
+    limits: Sequence[float],
+    level_titles: Sequence[str] | None = None,
+) -> list[LimitSummary]:
+    """Solved counts and times at each limit, from records of one source (any runs, any mix).
+
+    A level counts as solved within ``limit`` when a record solved it in at most that time,
+    whatever that record's own limit was; it counts as unsolved when a record with a limit of
+    at least ``limit`` (its ``limit`` field, or its time for a record without one) did not
+    solve it that fast. ``level_titles`` (the whole source's titles, in order) makes levels
+    without any record count as not run.
+    """
+    best: dict[int, float] = {}  # fastest solution per level index
+    reach: dict[int, float] = {}  # longest limit a record ran per level index
+    titles: dict[int, str] = {}
+    sources = set()
+    for r in records:
+        sources.add(r["source"])
+        i = int(r["index"])
+        titles[i] = str(r["title"])
+        ran = float(r.get("limit", r["seconds"]))
+        reach[i] = max(reach.get(i, 0.0), ran)
+        if r["solved"]:
+            best[i] = min(best.get(i, float("inf")), float(r["seconds"]))
+    if len(sources) > 1:
+        raise ValueError(f"records of one source expected, got {sorted(sources)}")
+    if level_titles is not None:
+        if titles and max(titles) >= len(level_titles):
+            raise ValueError(
+                f"level_titles has {len(level_titles)} levels but a record has index {max(titles)}"
+            )
+        titles = {i: str(t) for i, t in enumerate(level_titles)}
+        indices = range(len(level_titles))
+    else:
+        indices = sorted(titles)
+    out = []
+    for limit in limits:
+        if limit <= 0:
+            raise ValueError(f"limits must be positive, got {limit}")
+        solved = [i for i in indices if best.get(i, float("inf")) <= limit]
+        rest = [i for i in indices if best.get(i, float("inf")) > limit]
+        out.append(
+            LimitSummary(
+                limit=float(limit),
+                solved=len(solved),
+                seconds=sum(best[i] for i in solved),
+                unsolved=tuple(titles[i] for i in rest if reach.get(i, 0.0) >= limit),
+                not_run=tuple(titles[i] for i in rest if reach.get(i, 0.0) < limit),
+            )
+        )
+    return out
