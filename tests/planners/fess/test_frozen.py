@@ -200,3 +200,34 @@ def test_cache_size_is_checked_and_defaults_to_a_bounded_power_of_two():
     assert ft.cache_reach.nbytes <= 32 << 20 or slots == 16
     assert new_frozen_tables(board, 3).cache_len.shape[0] == 4
     assert (ft.cache_len == -1).all() and ft.counters[FC_BUILT] == 0
+
+
+@pytest.mark.parametrize(
+    "spec", ["xsokoban:1", "xsokoban:66", "microban2:131", "sasquatch:12", "SEALED"]
+)
+def test_reach_table_equals_a_pull_closure_per_target(spec):
+    # the table's player regions come from one side partition per square: the rows must be
+    # exactly what a lone-box pull search with a player fill per state gives
+    if spec == "SEALED":
+        board = Level.from_xsb(SEALED).board
+    else:
+        board = load_levels(spec)[0].board
+    fb = FrozenBipartite(board, cache_size=1)
+    rng = np.random.default_rng(3)
+    floor = board.floor
+    n = board.n_cells
+    stamps, stack = new_stamps(board.cells), np.zeros(n, dtype=SQUARE_DTYPE)
+    seen, queue = np.zeros(4 * n, dtype=np.uint8), np.zeros(4 * n, dtype=SQUARE_DTYPE)
+    for k in sorted({0, 1, min(3, board.n_boxes), min(8, board.n_boxes), board.n_boxes}):
+        squares = np.sort(rng.choice(floor, size=min(k, floor.shape[0]), replace=False))
+        squares = squares.astype(SQUARE_DTYPE)
+        table = fb.reach_table(squares)
+        walls = np.full(n, -1, dtype=BOX_AT_DTYPE)
+        walls[squares] = 0
+        for g, goal in enumerate(board.goals):
+            if walls[goal] >= 0:
+                assert (table[g] == DIST_INF).all()
+                continue
+            pull_closure(board.cells, walls, board.offsets, int(goal), stamps, stack, seen, queue)
+            reached = seen.reshape(n, 4).any(axis=1)
+            assert np.array_equal(table[g] == 0, reached), (spec, k, g)
