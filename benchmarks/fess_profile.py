@@ -7,13 +7,14 @@ feature-space cells, the most plan steps any position realised, the share of pos
 marked dead, deadlocks by kind, the corral searches the run made (memo hits, searches, those cut
 short by their budget, positions expanded per search), and the time split. The search runs in
 one kernel, so the split is measured by replaying a stretch of the run's own positions through
-each part on its own (memos emptied, then warmed by the ten times as many positions made just
-before the stretch): the move generator, the advisors and move order (with PI-corral pruning),
-and each node-level deadlock test; each part's time per position is multiplied by the
-positions the search gave it (generated, tested: ``lazy`` and ``lazy_tests`` leave some
-positions without moves or tests); "loop" is what is left of the measured
-search time (the cell cycle, the transposition table, dead marking). Each part's share: its time
-per position times the positions the search made it handle, over the search time.
+each part on its own (memos and the generator's feature cache emptied, then warmed by the ten
+times as many positions made just before the stretch): the move generator, the advisors and
+move order (with PI-corral pruning), and each node-level deadlock test; each part's time per
+position is multiplied by the positions the search gave it (generated, tested: ``lazy`` and
+``lazy_tests`` leave some positions without moves or tests); "loop" is what is left of the
+measured search time (the cell cycle, the transposition table, dead marking). Each part's
+share: its time per position times the positions the search made it handle, over the search
+time (or over the parts' sum when that is larger).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from numba import njit
 
 import soko_gym
 from planners import SearchLimits
-from planners._kernels.fess_moves import push_moves
+from planners._kernels.fess_moves import FEAT_KIND, push_moves
 from planners._kernels.fess_search import (
     C_LABELLED,
     C_MOVES_USED,
@@ -91,10 +92,18 @@ def _replay(run: _FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, flo
         _time_parts(*args, part)
         return (time.perf_counter() - t) / nodes.shape[0]
 
-    warm_args = (*args[:-1], warm)
+    def fresh_generator() -> None:
+        # the generator's feature cache, keyed by child box sets, holds every child of the
+        # replayed positions once they have been replayed (or made by the run just before):
+        # empty it, then warm it on the positions before them, as the memos below are
+        run.scratch.cache_val[:, FEAT_KIND] = -2
+        _time_parts(*warm_args, 0)
 
+    warm_args = (*args[:-1], warm)
     timed(0), timed(1), timed(2)  # compile the replay kernel outside the figures
+    fresh_generator()
     per = {"moves": timed(0)}
+    fresh_generator()
     per["order"] = max(0.0, timed(1) - per["moves"])
     opts = run.tables.opts
     saved = opts.copy()
