@@ -5,10 +5,10 @@ than there are boxes. The test needs, per set of frozen boxes, which squares can
 lone box to each free target with those boxes as walls. Building that table pulls a lone box
 back from every target; which sides of a box the player can walk between depends only on the
 box's square and the frozen set, so it is found once per square for the whole table
-(``_side_parts``) rather than by a player fill per pulled state and target. Frozen sets
-change rarely along a search path, so the tables are kept in a direct-mapped cache of
-preallocated arrays (slot = Zobrist hash of the frozen set & (S - 1); a collision overwrites
-the slot). Everything the test touches travels in one
+(``planners._kernels.fess.pull_closure_parts``) rather than by a player fill per pulled state
+and target. Frozen sets change rarely along a search path, so the tables are kept in a
+direct-mapped cache of preallocated arrays (slot = Zobrist hash of the frozen set & (S - 1);
+a collision overwrites the slot). Everything the test touches travels in one
 ``FrozenTables`` bundle so that other kernels can call ``frozen_bipartite_deadlock``.
 """
 
@@ -20,17 +20,17 @@ import numpy as np
 from numba import njit
 
 from planners._kernels.common import sort_prefix
+from planners._kernels.fess import forget_parts, pull_closure_parts
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import (
     BOX_AT_DTYPE,
     DIST_INF,
-    FLOOR,
     GOAL,
     HASH_DTYPE,
     SQUARE_DTYPE,
 )
 from soko_gym.engine.lowerbound import bipartite_deadlock, mark_frozen_boxes
-from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.reach import new_stamps
 
 # indices into ``FrozenTables.counters``
 FC_BUILT = 0  # reach tables built
@@ -57,7 +57,8 @@ FrozenTables = namedtuple(
         "stack",  # int32[n_cells] player fill scratch
         "states",  # uint8[4 * n_cells] pulled states of one target
         "queue",  # int32[4 * n_cells] pulled states to expand
-        "parts",  # int8[4 * n_cells] per (square, side): the side's player region, -1 blocked
+        "parts",  # int8[4 * n_cells] pull_closure_parts' side partitions
+        "parts_gen",  # int32[n_cells + 1] their generations (forget_parts)
         "frozen",  # int32[max(1, n_boxes)] the frozen squares of the position tested
         "cache_key",  # uint64[S] Zobrist hash of each slot's frozen set
         "cache_squares",  # int32[S, max(1, n_boxes)] each slot's frozen squares, increasing
@@ -110,6 +111,7 @@ def new_frozen_tables(board: Board, cache_size: int | None = None) -> FrozenTabl
         states=np.zeros(4 * n, dtype=np.uint8),
         queue=np.zeros(4 * n, dtype=SQUARE_DTYPE),
         parts=np.full(4 * n, -1, dtype=np.int8),
+        parts_gen=np.zeros(n + 1, dtype=np.int32),
         frozen=np.zeros(width, dtype=SQUARE_DTYPE),
         cache_key=np.zeros(slots, dtype=HASH_DTYPE),
         cache_squares=np.zeros((slots, width), dtype=SQUARE_DTYPE),
@@ -121,86 +123,25 @@ def new_frozen_tables(board: Board, cache_size: int | None = None) -> FrozenTabl
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _side_parts(ft):
-    """Fill ``ft.parts``: which sides of a lone box the player can walk between, per square.
-
-    With the box on q and ``ft.walls`` as walls, ``parts[4q + s]`` is the smallest side of q
-    whose player region holds side s (-1: s is a wall or off the floor, or q holds no box).
-    """
-    cells, walls, offsets, parts = ft.cells, ft.walls, ft.offsets, ft.parts
-    for q in range(cells.shape[0]):
-        for s in range(4):
-            parts[q * 4 + s] = -1
-        if not (cells[q] & FLOOR) or walls[q] >= 0:
-            continue
-        walls[q] = 0
-        for s in range(4):
-            side = q + offsets[s]
-            if parts[q * 4 + s] >= 0 or not (cells[side] & FLOOR) or walls[side] >= 0:
-                continue
-            parts[q * 4 + s] = s
-            if s < 3:  # the last side's region need not be filled
-                reach_player(walls, offsets, np.int64(side), ft.stamps, ft.stack)
-                mark = ft.stamps[ft.stamps.shape[0] - 1]
-                for t in range(s + 1, 4):
-                    if ft.stamps[q + offsets[t]] == mark:
-                        parts[q * 4 + t] = s
-        walls[q] = -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _pull_rows(ft, goal, row):
-    """``row[sq]`` = 0 on the squares from which a lone box can be pushed onto ``goal``.
-
-    The states and rule of ``planners._kernels.fess.pull_closure`` (box square, player side;
-    sides in one region are one state), with the player's regions read from ``ft.parts``.
-    """
-    cells, walls, offsets, parts = ft.cells, ft.walls, ft.offsets, ft.parts
-    seen = ft.states
-    queue = ft.queue
-    seen[:] = 0
-    tail = 0
-    for s in range(4):
-        if parts[goal * 4 + s] >= 0:
-            seen[goal * 4 + s] = 1
-            queue[tail] = goal * 4 + s
-            tail += 1
-    head = 0
-    while head < tail:
-        code = queue[head]
-        head += 1
-        q = code >> 2
-        row[q] = 0
-        part = parts[code]
-        for t in range(4):  # sides in the same region are the same state
-            if parts[q * 4 + t] == part:
-                seen[q * 4 + t] = 1
-        for d in range(4):
-            if parts[q * 4 + d] != part:
-                continue
-            stand = q + offsets[d]
-            beyond = stand + offsets[d]
-            if not (cells[beyond] & FLOOR) or walls[beyond] >= 0:
-                continue
-            nxt = stand * 4 + d
-            if seen[nxt] == 0:
-                seen[nxt] = 1
-                queue[tail] = nxt
-                tail += 1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _build_reach(ft, frozen, table):
     """Fill ``table`` (uint16[n_goals, n_cells]) for the frozen squares ``frozen`` as walls."""
     for i in range(frozen.shape[0]):
         ft.walls[frozen[i]] = 0
     table[:, :] = DIST_INF
-    _side_parts(ft)
+    n = ft.cells.shape[0]
+    forget_parts(ft.parts_gen)  # the walls are new
     for g in range(ft.goals.shape[0]):
         goal = ft.goals[g]
         if ft.walls[goal] >= 0:
             continue  # taken by a frozen box: the row stays DIST_INF
-        _pull_rows(ft, np.int64(goal), table[g])
+        pull_closure_parts(
+            ft.cells, ft.walls, ft.offsets, np.int64(goal), ft.stamps, ft.stack, ft.parts,
+            ft.parts_gen, ft.states, ft.queue,
+        )  # fmt: skip
+        for sq in range(n):
+            k = sq * 4
+            if ft.states[k] | ft.states[k + 1] | ft.states[k + 2] | ft.states[k + 3]:
+                table[g, sq] = 0
     for i in range(frozen.shape[0]):
         ft.walls[frozen[i]] = -1
 

@@ -8,7 +8,7 @@ from soko_gym.engine.board import State
 from soko_gym.engine.constants import DIST_INF, FLOOR
 from soko_gym.engine.reach import new_stamps
 from soko_gym.engine.step import box_paths
-from soko_gym.levels import Level
+from soko_gym.levels import Level, load_levels
 
 TWO_ROOMS = """
 #########
@@ -339,3 +339,65 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
     assert changed > 10
     if spec == "sasquatch:50":
         assert by_bits > 100  # its lattice of passages joins all eight rooms
+
+
+def _pull_reference(board, walls, goal):
+    n = board.n_cells
+    seen = np.zeros(4 * n, dtype=np.uint8)
+    kernels.pull_closure(
+        board.cells, walls, board.offsets, int(goal), new_stamps(board.cells),
+        np.zeros(n, dtype=np.int32), seen, np.zeros(4 * n, dtype=np.int32),
+    )  # fmt: skip
+    return seen
+
+
+@pytest.mark.parametrize("spec", ["xsokoban:1", "microban2:131", "sasquatch:12", "TOUCHING"])
+def test_pull_closure_parts__marks_what_a_player_fill_per_state_marks(spec):
+    # one side partition per square stands in for the player fill of every pulled state; the
+    # partitions are shared by the searches of every goal and forgotten when the walls change
+    board = Level.from_xsb(TOUCHING).board if spec == "TOUCHING" else load_levels(spec)[0].board
+    n = board.n_cells
+    rng = np.random.default_rng(11)
+    parts, parts_gen = np.zeros(4 * n, dtype=np.int8), np.zeros(n + 1, dtype=np.int32)
+    seen, queue = np.zeros(4 * n, dtype=np.uint8), np.zeros(4 * n, dtype=np.int32)
+    stamps, stack = new_stamps(board.cells), np.zeros(n, dtype=np.int32)
+    for k in (0, 1, 2, 6, 1):
+        walls = np.full(n, -1, dtype=np.int16)
+        walls[rng.choice(board.floor, size=min(k, board.floor.shape[0]), replace=False)] = 0
+        kernels.forget_parts(parts_gen)
+        for goal in board.goals:
+            got = kernels.pull_closure_parts(
+                board.cells, walls, board.offsets, int(goal), stamps, stack, parts, parts_gen,
+                seen, queue,
+            )  # fmt: skip
+            expected = _pull_reference(board, walls, goal)
+            assert np.array_equal(seen, expected), (spec, k, int(goal))
+            assert got == int(expected.sum())
+            assert (walls[board.floor] == 0).sum() == min(k, board.floor.shape[0])  # restored
+
+
+@pytest.mark.parametrize("spec", ["BLOCKING", "TOUCHING", "xsokoban:1", "microban:10"])
+def test_hotspot_table__equals_a_table_from_pull_searches_per_wall(spec):
+    board = Level.from_xsb(globals()[spec]).board if spec.isupper() else load_levels(spec)[0].board
+    floor, goals, n = board.floor, board.goals, board.n_cells
+
+    def reached(walls):  # [goal, floor index] 1 where a lone box there reaches the goal
+        out = np.zeros((goals.shape[0], floor.shape[0]), dtype=np.int64)
+        for g, goal in enumerate(goals):
+            out[g] = _pull_reference(board, walls, goal).reshape(n, 4)[floor].any(axis=1)
+        return out
+
+    free = np.full(n, -1, dtype=np.int16)
+    base = reached(free)
+    expected = np.zeros((floor.shape[0], floor.shape[0]), dtype=np.uint8)
+    for y, wall in enumerate(floor):
+        walls = free.copy()
+        walls[wall] = 1
+        walled = reached(walls)
+        other = goals != wall
+        before = base[other].sum(axis=0)
+        after = walled[other].sum(axis=0)
+        expected[:, y] = after < before
+        expected[y, y] = 0
+    assert np.array_equal(hotspot_table(board), expected)
+    assert expected.any() or spec == "TOUCHING"
