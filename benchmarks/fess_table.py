@@ -14,34 +14,29 @@ time at each limit, the levels left, and the records and commits the row comes f
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
-from planners.records import solved_within
-from soko_gym.levels import load_levels, verify
+from planners.records import read_records, solved_within
+from soko_gym.levels import Level, load_levels, verify
 
 
-def read_records(paths: list[Path]) -> dict[str, list[tuple[str, dict]]]:
+def records_by_source(paths: list[Path]) -> dict[str, list[tuple[str, dict]]]:
     """Records per source, each with the file it came from (FESS records only)."""
     out: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for path in paths:
-        with path.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise SystemExit(f"{path}:{n}: not a JSON record ({e.msg})") from None
-                if r.get("planner", "fess") == "fess":
-                    out[r["source"]].append((path.name, r))
+        try:
+            records = read_records(path)
+        except ValueError as e:
+            raise SystemExit(str(e)) from None
+        for r in records:
+            if r.get("planner", "fess") == "fess":
+                out[r["source"]].append((path.name, r))
     return out
 
 
-def check_solutions(source: str, records: list[tuple[str, dict]], titles: list[str]) -> None:
+def check_solutions(source: str, records: list[tuple[str, dict]], levels: list[Level]) -> None:
     """Replay every solved record's LURD on its level; exit naming the first bad one."""
-    levels = load_levels(source)
     for name, r in records:
         if not r["solved"]:
             continue
@@ -72,10 +67,11 @@ def main() -> None:
     head = " | ".join(f"within {x:g} s (time on them)" for x in limits)
     print(f"| suite | levels | {head} | left at {limits[-1]:g} s | records (commits) |")
     print("|---|---:|" + "---:|" * len(limits) + "---|---|")
-    for source, recs in sorted(read_records(a.records).items()):
-        titles = [str(lv.title) for lv in load_levels(source)]
+    for source, recs in sorted(records_by_source(a.records).items()):
+        levels = load_levels(source)
+        titles = [str(lv.title) for lv in levels]
         if not a.no_verify:
-            check_solutions(source, recs, titles)
+            check_solutions(source, recs, levels)
         rows = solved_within([r for _, r in recs], limits, titles)
         cells = []
         for s in rows:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from planners import SearchLimits, available, get_planner, solve
-from planners.records import record_header, solve_record
+from planners.records import read_records, record_header, solve_record
 from soko_gym.execution import Backend, Progress, add_backend_options, run
 from soko_gym.levels import Level
 from soko_gym.levels.packs import indexed_levels, split_selection
@@ -468,17 +468,7 @@ def add_optimize_parser(sub: Any, source_help: str) -> None:
 def _given_solutions(args: argparse.Namespace, items: list[tuple[int, Level]]) -> list[str | None]:
     if args.lurd is not None:
         return [args.lurd] * len(items)
-    by_index: dict[int, str] = {}
-    with open(args.solutions, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{args.solutions}, line {lineno}: not JSON ({err.msg})") from None
-            if record.get("lurd"):
-                by_index[int(record["index"])] = record["lurd"]
+    by_index = {int(r["index"]): r["lurd"] for r in read_records(args.solutions) if r.get("lurd")}
     return [by_index.get(index) for index, _ in items]
 
 

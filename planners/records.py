@@ -10,8 +10,10 @@ of the writer (a benchmark's suite and limit, the optimizer's figures).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from planners.result import SearchResult
@@ -51,6 +53,24 @@ def solve_record(
     if missing:
         raise ValueError(f"result lacks the record fields {missing}")
     return {**record_header(source, index, level), **fields, **extra}
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a JSONL file, blank lines skipped.
+
+    Raises:
+        ValueError: naming the file and line of the first line that is not JSON.
+    """
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{path}, line {lineno}: not JSON ({err.msg})") from None
+    return out
 
 
 @dataclass(frozen=True)

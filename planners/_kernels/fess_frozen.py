@@ -22,13 +22,7 @@ from numba import njit
 from planners._kernels.common import sort_prefix
 from planners._kernels.fess import forget_parts, pull_closure_parts
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import (
-    BOX_AT_DTYPE,
-    DIST_INF,
-    GOAL,
-    HASH_DTYPE,
-    SQUARE_DTYPE,
-)
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.lowerbound import bipartite_deadlock, mark_frozen_boxes
 from soko_gym.engine.reach import new_stamps
 

@@ -3,7 +3,13 @@
 import pytest
 
 from planners import solve
-from planners.records import HEADER_FIELDS, RESULT_FIELDS, solve_record, solved_within
+from planners.records import (
+    HEADER_FIELDS,
+    RESULT_FIELDS,
+    read_records,
+    solve_record,
+    solved_within,
+)
 from soko_gym.levels import load_levels, verify
 from soko_gym.provenance import code_version
 
@@ -57,3 +63,12 @@ def test_solved_within__refuses_mixed_sources_and_foreign_indices():
         solved_within([_rec(3, True, 1, 60)], [60], ["1", "2"])
     with pytest.raises(ValueError, match="positive"):
         solved_within([_rec(0, True, 1, 60)], [0])
+
+
+def test_read_records__skips_blank_lines_and_names_the_bad_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"index": 0}\n\n{"index": 1}\n', encoding="utf-8")
+    assert read_records(path) == [{"index": 0}, {"index": 1}]
+    path.write_text('{"index": 0}\n{"index": \n', encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2: not JSON"):
+        read_records(path)
