@@ -10,11 +10,13 @@ pushes, never enable one.
 
 ``LearnedPatterns`` stores each proof as a pattern (the squares of ``S`` and the player's
 normalized square on the ``S``-only board). New positions are matched against them (each
-pattern's squares are a bit set, one pass over the sets finds those the position holds, and
-the player's region is computed only for those; the search tests a new position only on the
-patterns stored since its parent's moves were made), and the move generator drops every move
-whose box completes a pattern, before it becomes a position: one pass per position lists the
-patterns it holds all but one square of, by that square (``planners._kernels.fess_learned``).
+pattern is filed under its two smallest squares; a position holding a pattern, or all of it
+but one square, holds one of those two, so only the patterns filed under its box squares are
+compared, as bit sets, and the player's region is computed only for those it holds; the search
+tests a new position only on the patterns stored since its parent's moves were made), and the
+move generator drops every move whose box completes a pattern, before it becomes a position:
+per position it lists the patterns it holds all but one square of, by that square
+(``planners._kernels.fess_learned``).
 This catches positions the tests that made the pattern would miss: a room test runs only on
 the room a move ends in, a corral test only when the corral has the same shape, and positions
 created before the pattern was learned keep producing children that contain it.
