@@ -30,7 +30,7 @@ LearnedTables = namedtuple(
         "near_head",  # int32[n_cells] scratch: first pattern missing only this square
         "near_stamp",  # int64[n_cells] scratch: near_head is valid where this is count[3]
         "near_next",  # int32[cap] scratch: next pattern missing the same square, -1 at the end
-        "anchor",  # int32[cap, 2] each pattern's two smallest squares (-1: a one-square pattern)
+        "anchor",  # int32[cap, 2] each pattern's two smallest squares (one square: n_cells, -1)
         "head",  # int32[2, n_cells + 1] newest pattern anchored (0: first, 1: second) per square
         "link",  # int32[cap, 2] next older pattern with the same anchor square, -1 at the end
         "count",  # int64[4] patterns stored, squares used, bits shared (0/1), near generation
@@ -190,9 +190,8 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
     """Index of a stored pattern from ``first`` on that the position contains, or -1.
 
     Only the one-square patterns and those whose first square holds a box are looked at
-    (``lt.head``), through
-    their signatures: a pattern with a bit the position lacks is not contained; squares are
-    read only where bits are shared.
+    (``lt.head``), through their signatures: a pattern with a bit the position lacks is not
+    contained; squares are read only where bits are shared.
 
     Args:
         lt: ``LearnedTables``.
@@ -269,7 +268,7 @@ def learned_near(lt, box_at, box_pos):
     Such a pattern holds a box on its first or its second square, so only the patterns
     anchored on the position's box squares (``lt.head``) and the one-square patterns are
     looked at, not the whole store: the store grows through a run (XSokoban 29: 5,948 patterns
-    after 60 s), and a pass over all of them took a third of the generator's time.
+    after 60 s, where a pass over all of them took a third of the generator's time in a replay).
     """
     n = lt.count[0]
     if n == 0:
