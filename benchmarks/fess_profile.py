@@ -72,7 +72,9 @@ def _time_parts(t, sc, w, tree, scratch_tree, dt, nodes, part):
             generate_moves(t, sc, w, scratch_tree, dt, np.int64(0))
         else:
             dst = np.int64(tree.box_pos[i, tree.moved[i, 0]])
-            node_deadlock(t, sc, w, tree, dt, -1, player, dst)
+            # as the node itself: its learned-pattern test then reads only the patterns its
+            # parent's move generation had not seen, as in the search
+            node_deadlock(t, sc, w, tree, dt, np.int64(i), player, dst)
     return nodes.shape[0]
 
 
