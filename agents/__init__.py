@@ -3,11 +3,12 @@
 from typing import Any
 
 
-def pretrained(name: str) -> Any:
+def pretrained(name: str, *, symmetric: bool = False) -> Any:
     """Load a pretrained agent shipped with the package (``agents.zoo.pretrained``).
 
     ``agents.zoo.available()`` lists them; each has a model card (``agents.zoo.model_card``).
+    ``symmetric=True`` plays it through all the board's symmetries, averaged.
     """
     from agents.zoo import pretrained as load
 
-    return load(name)
+    return load(name, symmetric=symmetric)

@@ -72,6 +72,7 @@ from agents.bench_report import (
     summary_rows,
 )
 from agents.models import LoadedAgent, load_agent
+from agents.symmetry import symmetry_averaged
 from agents.zoo import resolve
 from soko_gym.execution import Backend, add_backend_options, run
 from soko_gym.levels import Level
@@ -119,6 +120,8 @@ class BenchConfig:
         out: output directory (created if missing).
         overwrite: replace an existing ``results.csv``.
         agent_env: env id for every agent, instead of the sidecar or the model's spaces.
+        symmetric: play every agent through all symmetries of the board at once, its
+            log-probabilities averaged (``agents.symmetry.SymmetryAveraged``).
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
@@ -141,6 +144,7 @@ class BenchConfig:
     out: str | Path = "bench"
     overwrite: bool = False
     agent_env: str | None = None
+    symmetric: bool = False
     seed: int = 0
     plot: bool = True
     quiet: bool = False
@@ -435,6 +439,8 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
             f"{csv_path} exists; pass --resume to continue it or --overwrite to replace it"
         )
     agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
+    if config.symmetric:
+        agents = [symmetry_averaged(agent) for agent in agents]
     items = [(i + 1, level) for i, level in indexed_levels(config.levels)]  # 1-based numbers
     titles = {number: level.title for number, level in items}
     source = split_selection(config.levels)[0]
@@ -652,6 +658,12 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         metavar="ENV_ID",
         help="env id of the agents when no sidecar <model>.json says it",
     )
+    bench.add_argument(
+        "--symmetric",
+        action="store_true",
+        help="agents play every symmetry of the board at once, their log-probabilities "
+        "averaged (8 forward passes a step on a square frame)",
+    )
     bench.add_argument("--seed", type=int, default=0, help="seed of agent sampling (default 0)")
     bench.add_argument("--out", required=True, metavar="DIR", help="output directory")
     bench.add_argument(
@@ -694,6 +706,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         out=args.out,
         overwrite=args.overwrite,
         agent_env=args.agent_env,
+        symmetric=args.symmetric,
         seed=args.seed,
         plot=not args.no_plot,
         quiet=args.quiet,

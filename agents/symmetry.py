@@ -1,4 +1,4 @@
-"""The board's symmetries as data augmentation: rotations and reflections of samples.
+"""The board's symmetries: rotations and reflections of samples, in training and in play.
 
 Sokoban's rules do not care which way is up: a level turned by a quarter or mirrored is a
 level of the same difficulty, and the expert's push turned with it is still the expert's push.
@@ -6,13 +6,16 @@ Cloning on every sample in a random one of the frame's symmetries (8 on a square
 a rectangular one: the half turn and the two mirrors) teaches the network what it would
 otherwise have to learn eight times. A symmetry moves the observation planes, and permutes
 the actions: a push action (``square * 4 + direction``) moves its square and turns its
-direction; a move action turns its direction (the Move env's no-op stays).
-Needs torch (the ``rl`` extra) for ``Symmetries.apply``.
+direction; a move action turns its direction (the Move env's no-op stays). In play,
+``SymmetryAveraged`` asks a trained policy about every view of the board at once and averages
+its answers (``symmetry_averaged(agent)``; ``--symmetric`` in ``soko bench`` and the
+benchmarks). Needs torch (the ``rl`` extra) for ``Symmetries.apply`` and ``SymmetryAveraged``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -133,3 +136,103 @@ class Symmetries:
             actions[rows] = self._actions[j][actions[rows]]
             masks[rows] = masks[rows][:, self._inverse[j]]
         return obs, actions, masks
+
+
+class SymmetryAveraged:
+    """A policy played through every symmetry of its frame at once (test-time averaging).
+
+    A network trained on random symmetries still answers a board and its turned copy a little
+    differently; averaging its log-probabilities over the frame's 8 (or 4) views, each mapped
+    back to the board's own actions, gives one answer that no single view's quirk decides.
+    The wrapped model keeps its weights; only ``predict`` changes, and it costs one forward
+    pass per view. Works for SB3 actor-critic models (PPO, MaskablePPO) on the Push and Move
+    envs; masked actions are never chosen.
+
+    Args:
+        model: an SB3 model whose ``policy.get_distribution`` gives categorical logits.
+        obs_shape: ``(C, H, W)`` of its observations.
+        n_actions: its action count.
+
+    Raises:
+        ValueError: for a model without a categorical policy distribution, or an action space
+            without these symmetries (``action_kind``).
+    """
+
+    def __init__(self, model: Any, obs_shape: tuple[int, ...], n_actions: int) -> None:
+        import torch
+
+        policy = getattr(model, "policy", None)
+        if policy is None or not hasattr(policy, "get_distribution"):
+            raise ValueError(
+                f"symmetry averaging needs an actor-critic SB3 model (PPO, MaskablePPO), got "
+                f"{type(model).__name__}"
+            )
+        _, height, width = obs_shape
+        self.model = model
+        self._masked = "action_masks" in inspect.signature(model.predict).parameters
+        self.all = symmetries(int(height), int(width), int(n_actions))
+        self._actions = [torch.as_tensor(s.actions) for s in self.all]
+        self.observation_space = model.observation_space
+        self.action_space = model.action_space
+        self._rng = np.random.default_rng()
+
+    def set_random_seed(self, seed: int | None = None) -> None:
+        """Seed the sampling of actions (``deterministic=False``), as SB3 models do."""
+        self._rng = np.random.default_rng(seed)
+        self.model.set_random_seed(seed)
+
+    def log_probs(self, obs: np.ndarray) -> np.ndarray:
+        """float[n, n_actions]: the views' mean log-probability of each of the board's actions."""
+        import torch
+
+        policy = self.model.policy
+        obs = np.asarray(obs)
+        single = obs.ndim == 3
+        batch = obs[None] if single else obs
+        total = None
+        with torch.no_grad():
+            for sym, actions in zip(self.all, self._actions, strict=True):
+                view, _ = policy.obs_to_tensor(np.ascontiguousarray(sym.planes(batch)))
+                logits = policy.get_distribution(view).distribution.logits
+                # the board's action a is the view's action actions[a]
+                lp = torch.log_softmax(logits, dim=-1)[:, actions]
+                total = lp if total is None else total + lp
+        out = (total / len(self.all)).cpu().numpy()
+        return out[0] if single else out
+
+    def predict(
+        self,
+        observation: np.ndarray,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, None]:
+        """Actions as SB3's ``predict`` gives them: the most likely one, or a sample.
+
+        ``action_masks`` count only for a model that takes them (MaskablePPO), as in its own
+        ``predict``.
+        """
+        lp = self.log_probs(observation)
+        if action_masks is not None and self._masked:
+            lp = np.where(np.asarray(action_masks, dtype=bool).reshape(lp.shape), lp, -np.inf)
+        if deterministic:
+            return np.asarray(lp.argmax(axis=-1)), None
+        rows = np.atleast_2d(lp)
+        p = np.exp(rows - rows.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        picks = np.array([self._rng.choice(p.shape[1], p=row) for row in p])
+        return (picks[0] if lp.ndim == 1 else picks), None
+
+
+def symmetry_averaged(agent: Any) -> Any:
+    """A copy of a loaded agent (``agents.models.LoadedAgent``) that plays ``SymmetryAveraged``.
+
+    Raises:
+        ValueError: as ``SymmetryAveraged``.
+    """
+    model = agent.model
+    wrapped = SymmetryAveraged(
+        model, tuple(model.observation_space.shape), int(model.action_space.n)
+    )
+    return replace(agent, model=wrapped)

@@ -53,10 +53,15 @@ def resolve(path: str | Path) -> Path:
     return Path(path)
 
 
-def pretrained(name: str) -> Any:
+def pretrained(name: str, *, symmetric: bool = False) -> Any:
     """Load shipped agent ``name`` with the env it plays in (``agents.models.LoadedAgent``).
 
     Needs only the ``rl`` extra (stable-baselines3, sb3-contrib and torch).
+
+    Args:
+        name: a shipped agent (``available()``).
+        symmetric: play through every symmetry of the board at once, the log-probabilities
+            averaged (``agents.symmetry.SymmetryAveraged``: 8 forward passes a step).
 
     Example:
         >>> agent = pretrained("boxoban-push")  # doctest: +SKIP
@@ -64,4 +69,9 @@ def pretrained(name: str) -> Any:
     """
     from agents.models import load_agent
 
-    return load_agent(model_path(name))
+    agent = load_agent(model_path(name))
+    if symmetric:
+        from agents.symmetry import symmetry_averaged
+
+        agent = symmetry_averaged(agent)
+    return agent

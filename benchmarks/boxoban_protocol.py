@@ -16,7 +16,7 @@ Prints a markdown table (solve rates at B = 120 for both protocols) and writes
 
     python benchmarks/boxoban_protocol.py --agents pretrained:boxoban-push,planner:astar
         [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
-        [--deadlock-mask]
+        [--deadlock-mask] [--symmetric]
 
 ``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
 expert the agents learn from, as a reference row. A Move-env agent (``pretrained:boxoban-move``)
@@ -37,6 +37,7 @@ import soko_gym
 from agents.evaluation import act, uses_masks
 from agents.expert import PlannerPolicy
 from agents.models import LoadedAgent, load_agent
+from agents.symmetry import symmetry_averaged
 from soko_gym.levels import load_levels
 from soko_gym.provenance import machine_line
 
@@ -110,6 +111,13 @@ def main() -> None:
         help="play with the env's deadlock_mask (pushes into simple deadlocks masked); "
         "the CSVs are named <agent>-dmask-<set>.csv",
     )
+    parser.add_argument(
+        "--symmetric",
+        action="store_true",
+        help="play each model through every symmetry of the board at once, its "
+        "log-probabilities averaged (agents.symmetry.SymmetryAveraged; 8 forward passes "
+        "a step); the CSVs are named <agent>-sym-<set>.csv",
+    )
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in SETS]
@@ -135,6 +143,9 @@ def main() -> None:
         if args.deadlock_mask:
             agent.env_kwargs["deadlock_mask"] = True
             name += "-dmask"
+        if args.symmetric and not spec.startswith("planner:"):
+            agent = symmetry_averaged(agent)
+            name += "-sym"
         for set_name in sets:
             levels = load_levels(SETS[set_name])[: args.levels]
             rows = play(agent, levels, args.budget)

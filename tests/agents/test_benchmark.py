@@ -195,3 +195,24 @@ def test_bench__record_keeps_replays_side_by_side(tmp_path):
     assert "| astar | planner | 3 | 3 |" in index
     header = (out / "results.csv").read_text().splitlines()[0]
     assert header.split(",") == list(CSV_COLUMNS)  # the solutions are not CSV columns
+
+
+def test_bench__symmetric_agents_play_through_the_averaged_policy(tmp_path, monkeypatch):
+    """``--symmetric`` plays the shipped Push agent averaged over the board's symmetries."""
+    from agents.symmetry import SymmetryAveraged
+
+    calls = []
+    real = SymmetryAveraged.predict
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(SymmetryAveraged, "predict", counted)
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", "microban:1-4", "--agents", "pretrained:boxoban-push"]
+    assert main([*argv, "--symmetric", "--max-steps", "60", "--out", str(out), "--quiet"]) == 0
+    _, rows = _rows(out)
+    assert [r["level"] for r in rows] == ["1", "2", "3", "4"]
+    assert any(r["solved"] == "True" and int(r["pushes"]) > 0 for r in rows)
+    assert len(calls) >= sum(int(r["env_steps"]) for r in rows)
