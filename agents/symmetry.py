@@ -14,12 +14,12 @@ benchmarks). Needs torch (the ``rl`` extra) for ``Symmetries.apply`` and ``Symme
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from agents.evaluation import uses_masks
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_DIRECTIONS
 
 
@@ -149,16 +149,15 @@ class SymmetryAveraged:
     envs; masked actions are never chosen.
 
     Args:
-        model: an SB3 model whose ``policy.get_distribution`` gives categorical logits.
-        obs_shape: ``(C, H, W)`` of its observations.
-        n_actions: its action count.
+        model: an SB3 model whose ``policy.get_distribution`` gives categorical logits; its
+            observation space (``(C, H, W)`` planes) and action count give the symmetries.
 
     Raises:
         ValueError: for a model without a categorical policy distribution, or an action space
             without these symmetries (``action_kind``).
     """
 
-    def __init__(self, model: Any, obs_shape: tuple[int, ...], n_actions: int) -> None:
+    def __init__(self, model: Any) -> None:
         import torch
 
         policy = getattr(model, "policy", None)
@@ -167,10 +166,10 @@ class SymmetryAveraged:
                 f"symmetry averaging needs an actor-critic SB3 model (PPO, MaskablePPO), got "
                 f"{type(model).__name__}"
             )
-        _, height, width = obs_shape
+        _, height, width = model.observation_space.shape
         self.model = model
-        self._masked = "action_masks" in inspect.signature(model.predict).parameters
-        self.all = symmetries(int(height), int(width), int(n_actions))
+        self._masked = uses_masks(model)
+        self.all = symmetries(int(height), int(width), int(model.action_space.n))
         self._actions = [torch.as_tensor(s.actions) for s in self.all]
         self.observation_space = model.observation_space
         self.action_space = model.action_space
@@ -231,8 +230,4 @@ def symmetry_averaged(agent: Any) -> Any:
     Raises:
         ValueError: as ``SymmetryAveraged``.
     """
-    model = agent.model
-    wrapped = SymmetryAveraged(
-        model, tuple(model.observation_space.shape), int(model.action_space.n)
-    )
-    return replace(agent, model=wrapped)
+    return replace(agent, model=SymmetryAveraged(agent.model))

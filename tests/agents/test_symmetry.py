@@ -110,7 +110,7 @@ def test_symmetry_averaged_policy_answers_a_turned_board_as_the_board(name):
 
     agent, env, obs, mask = _pretrained_obs(name, LEVEL)
     n = env.action_space.n
-    averaged = SymmetryAveraged(agent.model, obs.shape, n)
+    averaged = SymmetryAveraged(agent.model)
     lp = averaged.log_probs(obs)
     assert lp.shape == (n,)
     assert 0.5 < np.exp(lp).sum() <= 1.0 + 1e-6  # a geometric mean of distributions
@@ -157,4 +157,4 @@ def test_symmetry_averaging_refuses_a_model_without_a_categorical_policy():
     from agents.symmetry import SymmetryAveraged
 
     with pytest.raises(ValueError, match="actor-critic"):
-        SymmetryAveraged(object(), (8, 10, 10), 400)
+        SymmetryAveraged(object())
