@@ -146,8 +146,15 @@ DEADLOCK_NAMES = {
 }
 PLANS = ("sink", "targets", "unordered")
 CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
-# seconds portfolio worker 1 searches with the sink plan before its "targets" fallback
+# seconds portfolio worker 1 searches before its "targets" stage, and of those its first stage
 PORTFOLIO_FALLBACK_AFTER = 60.0
+PORTFOLIO_PROBE_SECONDS = 10.0
+# what portfolio workers 1, 2, 3, ... change from worker 0's options, in turn
+_PORTFOLIO_VARIANTS: tuple[dict[str, Any], ...] = (
+    {"pi_corrals": False, "sinkless": "unordered"},
+    {"room_axis": False, "plan_sinks": 1, "sinkless": "unordered", "pi_corrals": False,
+     "cells": "lexicographic"},
+)  # fmt: skip
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
@@ -279,7 +286,8 @@ class FessPlanner(Planner):
             planner's. A switch that would search the same way (a plan option on a level whose
             plan it does not change, such as ``"targets"`` on a level without a sink room)
             does not happen. None: no switch. The switch goes by the clock, so a search with
-            a fallback repeats itself only up to the switch.
+            a fallback repeats itself only up to the switch. A fallback may hold its own
+            ``fallback`` and ``fallback_after``: a later stage, timed from its own start.
         fallback_after: seconds of this configuration before the fallback takes over.
     """
 
@@ -370,10 +378,8 @@ class FessPlanner(Planner):
         self.fallback_after = float(fallback_after)
         self.fallback: dict[str, Any] | None = None
         if fallback is not None:
-            if not isinstance(fallback, dict) or "fallback" in fallback:
-                raise ValueError(
-                    f"fallback must be a dict of FESS options without a fallback, got {fallback!r}"
-                )
+            if not isinstance(fallback, dict):
+                raise ValueError(f"fallback must be a dict of FESS options, got {fallback!r}")
             try:
                 self._with(fallback)  # its options are checked now, not at the switch
             except TypeError as err:
@@ -386,39 +392,46 @@ class FessPlanner(Planner):
     def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
         """Worker options of a FESS portfolio (``planners.portfolio``).
 
-        Worker 0 runs ``options``; worker 1 the 3-D feature space (no room-connectivity axis,
-        the paper's alternative) with seeded tie-breaking, the paper's sink room even when
-        its packing plan is incomplete (worker 0 tries further sink rooms then: a complete
-        plan is usually the better guide, not always), on a level without a sink room the
-        unordered plan (worker 0 fills the targets in the backward search's order: each
-        solves Microban IV levels the other does not), and no PI-corral pruning (sound, but
-        it makes the search deal with a corral first; without it worker 1 solved XSokoban 40
-        and 71, Sasquatch 33 and 34 and Microban IV 69 in 60 s, which no worker solved with
-        it, and lost XSokoban 16 and Sasquatch 35), and the lexicographic cell rule (worker 0's
-        "dominated" solved XSokoban 32 and Sasquatch 45 in 60 s where the lexicographic rule
-        did not, and the lexicographic rule XSokoban 76 and 89 where "dominated" did not).
-        After ``PORTFOLIO_FALLBACK_AFTER`` seconds unsolved, worker 1 searches again with the
-        plan "targets" (no sink room) and PI-corral pruning on levels where that changes its
-        plan: XSokoban 85 falls to it in about 3 minutes (round 8). Further workers
-        alternate the two configurations, each worker with its own seed (the caller's seed
-        plus its index). A ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``,
-        ``cells``, ``plan`` or ``fallback`` the caller set holds for every worker.
+        Worker 0 runs ``options``. Worker 1 runs three stages, each from the start:
+        - for ``PORTFOLIO_PROBE_SECONDS``, worker 0's search without PI-corral pruning (sound,
+          but it makes the search open a corral first; without it Sasquatch 34 and 42 fall
+          in seconds, items 18 and 38);
+        - until ``PORTFOLIO_FALLBACK_AFTER`` seconds in all, the most different
+          configuration: the 3-D feature space (no room-connectivity axis, the paper's
+          alternative), the paper's sink room even when its plan is incomplete, the
+          lexicographic cell rule, no PI-corral pruning (XSokoban 40 and 71, Sasquatch 33
+          and 35, Microban III 47 and IV 69 fall to it);
+        - then, on levels where that changes the plan, the plan "targets" (no sink room) with
+          PI-corral pruning (XSokoban 85 in about 3 minutes, round 8).
+        Every stage of worker 1 takes the unordered plan on a level without a sink room (the
+        backward search's order is one guess among many there) and seeded tie-breaks.
+        Further workers alternate the second stage's configuration alone and worker 1's
+        stages, each worker with its own seed (the caller's seed plus its index). A
+        ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan`` or
+        ``fallback`` the caller set holds for every worker and stage (a caller's fallback
+        replaces the stages; a caller's plan drops the "targets" stage).
         """
         out = [dict(options)]
         seed = options.get("seed") or 0
+
+        def keep(changes: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in changes.items() if k not in options}
+
+        probe, other = _PORTFOLIO_VARIANTS
         for i in range(1, workers):
-            odd = i % 2 == 1
-            room_axis = options.get("room_axis", not odd)
-            sinks = options.get("plan_sinks", 1 if odd else 4)
-            sinkless = options.get("sinkless", "unordered" if odd else "ordered")
-            pi_corrals = options.get("pi_corrals", not odd)
-            cells = options.get("cells", "lexicographic" if odd else "dominated")
-            config = {**options, "room_axis": room_axis, "plan_sinks": sinks,
-                      "sinkless": sinkless, "pi_corrals": pi_corrals, "cells": cells,
-                      "seed": seed + i}  # fmt: skip
-            if odd and "plan" not in options and "fallback" not in options:
-                config["fallback"] = {"plan": "targets", "pi_corrals": True}
-                config["fallback_after"] = PORTFOLIO_FALLBACK_AFTER
+            if i % 2 == 0:
+                out.append({**options, **keep(other), "seed": seed + i})
+                continue
+            config = {**options, **keep(probe), "seed": seed + i}
+            if "fallback" in options:
+                config.update(keep(other))
+            else:
+                later = keep(other)
+                if "plan" not in options:
+                    later["fallback"] = keep({"plan": "targets", "pi_corrals": True})
+                    later["fallback_after"] = PORTFOLIO_FALLBACK_AFTER - PORTFOLIO_PROBE_SECONDS
+                config["fallback"] = later
+                config["fallback_after"] = PORTFOLIO_PROBE_SECONDS
             out.append(config)
         return out
 
@@ -450,7 +463,7 @@ class FessPlanner(Planner):
             rest = limits
             if limits.max_nodes is not None:
                 rest = replace(limits, max_nodes=max(1, limits.max_nodes - out.generated))
-            then = _FessRun(second, level.board, rest, deadline).run()
+            then = second.search(level, rest, deadline)  # with its own fallback, if any
             nodes, generated = then.nodes + out.nodes, then.generated + out.generated
         stats = dict(then.stats or {})
         stats["fallback"] = {
@@ -459,6 +472,8 @@ class FessPlanner(Planner):
             "switched": switched,
             "first_nodes": first.get("nodes", 0),
         }
+        if switched and then.stats and "fallback" in then.stats:
+            stats["fallback"]["then"] = then.stats["fallback"]  # the next stage's switch
         stats["nodes"] = generated
         stats["search_seconds"] = stats.get("search_seconds", 0.0) + first.get(
             "search_seconds", 0.0

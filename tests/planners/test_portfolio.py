@@ -7,7 +7,7 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners.fess.search import FessPlanner
+from planners.fess.search import PORTFOLIO_FALLBACK_AFTER, PORTFOLIO_PROBE_SECONDS, FessPlanner
 from soko_gym.cli import main
 from soko_gym.levels import load_levels, verify
 
@@ -34,17 +34,32 @@ def test_bad_worker_counts_and_planners_without_a_portfolio_are_refused():
 
 
 def test_fess_portfolio_options_keep_the_callers_options():
-    configs = FessPlanner.portfolio_options(3, {"seed": 7})
-    assert len(configs) == 3 and configs[0] == {"seed": 7}
-    assert [c["seed"] for c in configs] == [7, 8, 9]  # no two workers search alike
-    assert configs[1]["room_axis"] is False  # the other feature space
-    assert configs[1]["plan_sinks"] == 1 and configs[2]["plan_sinks"] == 4  # the other plan
-    assert configs[1]["sinkless"] == "unordered" and configs[2]["sinkless"] == "ordered"
-    assert configs[1]["pi_corrals"] is False and configs[2]["pi_corrals"] is True
-    assert configs[1]["cells"] == "lexicographic" and configs[2]["cells"] == "dominated"
-    assert configs[1]["fallback"] == {"plan": "targets", "pi_corrals": True}
+    configs = FessPlanner.portfolio_options(4, {"seed": 7})
+    assert len(configs) == 4 and configs[0] == {"seed": 7}
+    assert [c["seed"] for c in configs] == [7, 8, 9, 10]  # no two workers search alike
+    # worker 1, first stage: worker 0's search without PI-corral pruning, for a short probe
+    one = configs[1]
+    assert one["pi_corrals"] is False and "room_axis" not in one and "cells" not in one
+    assert one["fallback_after"] == PORTFOLIO_PROBE_SECONDS
+    # second stage: the other feature space, plan and cell rule, until the minute is up
+    second = one["fallback"]
+    assert second["room_axis"] is False and second["plan_sinks"] == 1
+    assert second["cells"] == "lexicographic" and second["pi_corrals"] is False
+    assert PORTFOLIO_PROBE_SECONDS + second["fallback_after"] == PORTFOLIO_FALLBACK_AFTER
+    # third stage: the targets plan with PI-corral pruning
+    assert second["fallback"] == {"plan": "targets", "pi_corrals": True}
+    # worker 2: the second stage's configuration alone; worker 3 repeats worker 1
     assert "fallback" not in configs[2]
-    assert "fallback" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]
+    assert {k: v for k, v in configs[2].items() if k != "seed"} == {
+        k: v for k, v in second.items() if "fallback" not in k
+    }
+    assert {k: v for k, v in configs[3].items() if k != "seed"} == {
+        k: v for k, v in one.items() if k != "seed"
+    }
+    # a caller's plan drops the targets stage; a caller's fallback replaces the stages
+    assert "fallback" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]
+    own = FessPlanner.portfolio_options(2, {"fallback": {"plan": "targets"}})[1]
+    assert own["fallback"] == {"plan": "targets"} and own["cells"] == "lexicographic"
     fixed = FessPlanner.portfolio_options(
         3,
         {

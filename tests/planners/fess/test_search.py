@@ -520,8 +520,25 @@ def test_a_fallback_that_would_search_the_same_way_lets_the_first_search_go_on()
     assert cut.lurd == plain.lurd
 
 
+def test_a_fallback_of_a_fallback_is_a_third_stage():
+    # each stage is cut at once: the second (no PI-corral pruning) switches to the third
+    # ("targets"), whose plan and options the solution's stats show
+    level = load_levels("xsokoban:1")[0]
+    third = {"plan": "targets", "pi_corrals": True}
+    result = solve(
+        level, pi_corrals=True,
+        fallback={"pi_corrals": False, "fallback": third, "fallback_after": 1e-3},
+        fallback_after=1e-3,
+    )  # fmt: skip
+    assert result.solved and verify(level, result.lurd).ok
+    info = result.stats["fallback"]
+    assert info["switched"] and info["then"]["switched"] and info["then"]["options"] == third
+    assert result.stats["plan_steps"] == compute_packing_plan(level.board, use_sink=False).n_steps
+
+
 def test_bad_fallbacks_are_refused():
-    for fallback in ("targets", {"plan": "nowhere"}, {"fallback": {}}, {"no_such_option": 1}):
+    nested_bad = {"fallback": {"plan": "nowhere"}}
+    for fallback in ("targets", {"plan": "nowhere"}, nested_bad, {"no_such_option": 1}):
         with pytest.raises(ValueError, match="fallback|plan"):
             planners.get_planner("fess", fallback=fallback)
     for after in (0, -1.0, True, "10"):
