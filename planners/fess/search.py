@@ -149,7 +149,8 @@ CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 # seconds portfolio worker 1 searches before its "targets" stage, and of those its first stage
 PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
-# what portfolio workers 1, 2, 3, ... change from worker 0's options, in turn
+# what portfolio worker 1's first stage, and its second stage (worker 2's whole search), change
+# from worker 0's options (portfolio_options)
 _PORTFOLIO_VARIANTS: tuple[dict[str, Any], ...] = (
     {"pi_corrals": False, "sinkless": "unordered"},
     {"room_axis": False, "plan_sinks": 1, "sinkless": "unordered", "pi_corrals": False,
