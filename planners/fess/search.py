@@ -149,13 +149,15 @@ CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 # seconds portfolio worker 1 searches before its "targets" stage, and of those its first stage
 PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
-# what portfolio worker 1's first stage, and its second stage (worker 2's whole search), change
-# from worker 0's options (portfolio_options)
-_PORTFOLIO_VARIANTS: tuple[dict[str, Any], ...] = (
-    {"pi_corrals": False, "sinkless": "unordered"},
-    {"room_axis": False, "plan_sinks": 1, "sinkless": "unordered", "pi_corrals": False,
-     "cells": "lexicographic"},
-)  # fmt: skip
+# what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
+_PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
+# ... and its second stage (worker 2's whole search): the most different configuration
+_PORTFOLIO_OTHER: dict[str, Any] = {
+    **_PORTFOLIO_PROBE,
+    "room_axis": False,
+    "plan_sinks": 1,
+    "cells": "lexicographic",
+}
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
@@ -418,16 +420,15 @@ class FessPlanner(Planner):
         def keep(changes: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in changes.items() if k not in options}
 
-        probe, other = _PORTFOLIO_VARIANTS
         for i in range(1, workers):
             if i % 2 == 0:
-                out.append({**options, **keep(other), "seed": seed + i})
+                out.append({**options, **keep(_PORTFOLIO_OTHER), "seed": seed + i})
                 continue
-            config = {**options, **keep(probe), "seed": seed + i}
+            config = {**options, **keep(_PORTFOLIO_PROBE), "seed": seed + i}
             if "fallback" in options:
-                config.update(keep(other))
+                config.update(keep(_PORTFOLIO_OTHER))
             else:
-                later = keep(other)
+                later = keep(_PORTFOLIO_OTHER)
                 if "plan" not in options:
                     later["fallback"] = keep({"plan": "targets", "pi_corrals": True})
                     later["fallback_after"] = PORTFOLIO_FALLBACK_AFTER - PORTFOLIO_PROBE_SECONDS
