@@ -65,6 +65,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.bench_report import (
     format_summary,
     plot_solve_rate,
@@ -72,6 +74,7 @@ from agents.bench_report import (
     summary_rows,
 )
 from agents.models import LoadedAgent, load_agent
+from agents.repeat import RULES, repeat_aware
 from agents.symmetry import symmetry_averaged
 from agents.zoo import resolve
 from soko_gym.execution import Backend, add_backend_options, run
@@ -122,6 +125,9 @@ class BenchConfig:
         agent_env: env id for every agent, instead of the sidecar or the model's spaces.
         symmetric: play every agent through all symmetries of the board at once, its
             log-probabilities averaged (``agents.symmetry.SymmetryAveraged``).
+        on_repeat: what every agent does on a board it has met before in the episode
+            (``agents.repeat.RepeatAware``: "sample" or "untried"); None plays greedily
+            throughout, so a deterministic agent that meets a board twice walks a cycle.
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
@@ -145,6 +151,7 @@ class BenchConfig:
     overwrite: bool = False
     agent_env: str | None = None
     symmetric: bool = False
+    on_repeat: str | None = None
     seed: int = 0
     plot: bool = True
     quiet: bool = False
@@ -280,8 +287,9 @@ def play_episode(
     steps = 0
     parts: list[str] = []
     status = "step_limit"
+    state: Any = None  # a policy's memory (agents.repeat), passed back each step
     while True:
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"state": state, "episode_start": np.array([steps == 0])}
         if agent.masked:
             from sb3_contrib.common.maskable.utils import get_action_masks
 
@@ -290,7 +298,7 @@ def play_episode(
                 status = "stuck"  # no legal action left (push and macro envs)
                 break
             kwargs["action_masks"] = mask
-        action, _ = agent.model.predict(obs, deterministic=deterministic, **kwargs)
+        action, state = agent.model.predict(obs, deterministic=deterministic, **kwargs)
         obs, _, terminated, truncated, info = env.step(int(action))
         steps += 1
         parts.append(info.get("last_lurd", ""))
@@ -401,6 +409,8 @@ def _check_config(config: BenchConfig) -> None:
     Backend(jobs=config.jobs, ray=config.ray)  # a bad --jobs or --ray: ValueError now
     if config.resume and config.overwrite:
         raise ValueError("--resume and --overwrite exclude each other")
+    if config.on_repeat is not None and config.on_repeat not in RULES:
+        raise ValueError(f"--on-repeat must be one of {', '.join(RULES)}, got {config.on_repeat!r}")
     if config.episodes_per_level < 1:
         raise ValueError(
             f"--episodes-per-level must be at least 1, got {config.episodes_per_level}"
@@ -441,6 +451,8 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
     agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
     if config.symmetric:
         agents = [symmetry_averaged(agent) for agent in agents]
+    if config.on_repeat is not None:
+        agents = [repeat_aware(agent, config.on_repeat, config.seed) for agent in agents]
     items = [(i + 1, level) for i, level in indexed_levels(config.levels)]  # 1-based numbers
     titles = {number: level.title for number, level in items}
     source = split_selection(config.levels)[0]
@@ -664,6 +676,13 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         help="agents play every symmetry of the board at once, their log-probabilities "
         "averaged (8 forward passes a step on a square frame)",
     )
+    bench.add_argument(
+        "--on-repeat",
+        choices=RULES,
+        default=None,
+        help="what agents do on a board met before in the episode: sample from the policy, or "
+        "take its most likely action not yet tried there (default: greedy throughout)",
+    )
     bench.add_argument("--seed", type=int, default=0, help="seed of agent sampling (default 0)")
     bench.add_argument("--out", required=True, metavar="DIR", help="output directory")
     bench.add_argument(
@@ -707,6 +726,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         agent_env=args.agent_env,
         symmetric=args.symmetric,
+        on_repeat=args.on_repeat,
         seed=args.seed,
         plot=not args.no_plot,
         quiet=args.quiet,

@@ -19,11 +19,28 @@ def act(
     model: Any, obs: np.ndarray, masks: np.ndarray | None, deterministic: bool = True
 ) -> np.ndarray:
     """Actions of ``model`` for a batch of observations; masks go to maskable models only."""
+    return act_state(model, obs, masks, deterministic)[0]
+
+
+def act_state(
+    model: Any,
+    obs: np.ndarray,
+    masks: np.ndarray | None,
+    deterministic: bool = True,
+    state: Any = None,
+    episode_start: np.ndarray | None = None,
+) -> tuple[np.ndarray, Any]:
+    """``act`` carrying a policy's recurrent state (SB3's ``predict`` convention).
+
+    Pass back the returned state with ``episode_start`` (True where an episode starts) on the
+    next step; a policy with a memory (``agents.repeat.RepeatAware``) needs both, the others
+    ignore them.
+    """
+    kwargs: dict[str, Any] = {"state": state, "episode_start": episode_start}
     if masks is not None and uses_masks(model):
-        actions, _ = model.predict(obs, deterministic=deterministic, action_masks=masks)
-    else:
-        actions, _ = model.predict(obs, deterministic=deterministic)
-    return np.asarray(actions, dtype=np.int64)
+        kwargs["action_masks"] = masks
+    actions, state = model.predict(obs, deterministic=deterministic, **kwargs)
+    return np.asarray(actions, dtype=np.int64), state
 
 
 def uses_masks(model: Any) -> bool:
@@ -83,9 +100,12 @@ def evaluate(model: Any, venv: Any, n_levels: int, deterministic: bool = True) -
         active = np.arange(k) < n_real
         ret = np.zeros(k)
         length = np.zeros(k)
+        state, starts = None, np.ones(k, dtype=bool)
         while active.any():
             masks = venv.action_masks() if masked else None
-            obs, r, term, trunc, info = venv.step(act(model, obs, masks, deterministic))
+            actions, state = act_state(model, obs, masks, deterministic, state, starts)
+            obs, r, term, trunc, info = venv.step(actions)
+            starts = term | trunc
             ret[active] += r[active]
             length[active] += 1
             done = (term | trunc) & active

@@ -53,7 +53,7 @@ def resolve(path: str | Path) -> Path:
     return Path(path)
 
 
-def pretrained(name: str, *, symmetric: bool = False) -> Any:
+def pretrained(name: str, *, symmetric: bool = False, on_repeat: str | None = None) -> Any:
     """Load shipped agent ``name`` with the env it plays in (``agents.models.LoadedAgent``).
 
     Needs only the ``rl`` extra (stable-baselines3, sb3-contrib and torch).
@@ -62,6 +62,9 @@ def pretrained(name: str, *, symmetric: bool = False) -> Any:
         name: a shipped agent (``available()``).
         symmetric: play through every symmetry of the board at once, the log-probabilities
             averaged (``agents.symmetry.SymmetryAveraged``: 8 forward passes a step).
+        on_repeat: on a board met before in the episode, "sample" from the policy or take
+            its most likely "untried" action (``agents.repeat.RepeatAware``); None plays
+            greedily throughout.
 
     Example:
         >>> agent = pretrained("boxoban-push")  # doctest: +SKIP
@@ -74,4 +77,8 @@ def pretrained(name: str, *, symmetric: bool = False) -> Any:
         from agents.symmetry import symmetry_averaged
 
         agent = symmetry_averaged(agent)
+    if on_repeat is not None:
+        from agents.repeat import repeat_aware
+
+        agent = repeat_aware(agent, on_repeat)
     return agent

@@ -1,9 +1,10 @@
 """Learned agents on Boxoban under two protocols: solve rate against the step budget.
 
-Each agent plays every level of each set once, greedily, for at most ``--budget`` actions
-(default 120). Per level it records whether the episode solved the level, its actions, pushes
-and player moves (walks included), written to ``--out/<agent>-<set>.csv``. Two protocols read
-the same episodes:
+Each agent plays every level of each set once, greedily (or, with ``--on-repeat``, greedily
+until it meets a board it has seen before in the episode: ``agents.repeat``), for at most
+``--budget`` actions (default 120). Per level it records whether the episode solved the level,
+its actions, pushes and player moves (walks included), written to
+``--out/<agent>-<set>.csv``. Two protocols read the same episodes:
 
 - **Push protocol** (this project's): solved within B pushes (a Push-env action is one push;
   the walk to it is free);
@@ -16,7 +17,7 @@ Prints a markdown table (solve rates at B = 120 for both protocols) and writes
 
     python benchmarks/boxoban_protocol.py --agents pretrained:boxoban-push,planner:astar
         [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
-        [--deadlock-mask] [--symmetric]
+        [--deadlock-mask] [--symmetric] [--on-repeat sample|untried] [--seed S]
 
 ``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
 expert the agents learn from, as a reference row. A Move-env agent (``pretrained:boxoban-move``)
@@ -34,9 +35,10 @@ from typing import Any
 import numpy as np
 
 import soko_gym
-from agents.evaluation import act, uses_masks
+from agents.evaluation import act_state, uses_masks
 from agents.expert import PlannerPolicy
 from agents.models import LoadedAgent, load_agent
+from agents.repeat import RULES, repeat_aware
 from agents.symmetry import symmetry_averaged
 from soko_gym.levels import load_levels
 from soko_gym.provenance import machine_line
@@ -45,12 +47,18 @@ SETS = {
     "unfiltered-test": "boxoban-unfiltered-test",
     "medium-valid": "boxoban-medium-valid",
     "hard": "boxoban-hard",
+    "unfiltered-valid": "boxoban-unfiltered-valid",  # for choosing play options, not reporting
 }
+DEFAULT_SETS = ("unfiltered-test", "medium-valid", "hard")
 COLUMNS = ("level", "solved", "actions", "pushes", "moves")
 
 
 def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
-    """One greedy episode of ``agent`` per level, at most ``budget`` actions: a row per level."""
+    """One episode of ``agent`` per level, at most ``budget`` actions: a row per level.
+
+    Greedy unless the agent plays a repeat rule (``agents.repeat``), whose memory is passed
+    back step by step and cleared at each episode's start.
+    """
     venv = soko_gym.make_vec(
         agent.env_id,
         min(100, len(levels)),
@@ -68,9 +76,12 @@ def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
             obs, _ = venv.reset(options={"level_index": idx})
             active = np.arange(k) < min(k, n - start)
             actions = np.zeros(k, dtype=np.int64)
+            state, starts = None, np.ones(k, dtype=bool)
             while active.any():
                 masks = venv.action_masks() if masked else None
-                obs, _, term, trunc, info = venv.step(act(agent.model, obs, masks))
+                chosen, state = act_state(agent.model, obs, masks, True, state, starts)
+                obs, _, term, trunc, info = venv.step(chosen)
+                starts = term | trunc
                 actions[active] += 1
                 done = (term | trunc) & active
                 for i in np.flatnonzero(done).tolist():
@@ -101,7 +112,11 @@ def main() -> None:
     """Evaluate, write the CSVs, print the table and draw the curves."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", required=True, help="comma-separated models or pretrained:NAME")
-    parser.add_argument("--sets", default=",".join(SETS), help=f"of {', '.join(SETS)}")
+    parser.add_argument(
+        "--sets",
+        default=",".join(DEFAULT_SETS),
+        help=f"of {', '.join(SETS)} (default: {', '.join(DEFAULT_SETS)})",
+    )
     parser.add_argument("--levels", type=int, default=1000, help="first N levels of each set")
     parser.add_argument("--budget", type=int, default=120, help="actions per episode")
     parser.add_argument("--out", default="benchmarks/results/agents", help="CSV and PNG folder")
@@ -118,6 +133,15 @@ def main() -> None:
         "log-probabilities averaged (agents.symmetry.SymmetryAveraged; 8 forward passes "
         "a step); the CSVs are named <agent>-sym-<set>.csv",
     )
+    parser.add_argument(
+        "--on-repeat",
+        choices=RULES,
+        default=None,
+        help="on a board met before in the episode, sample from the policy or take its most "
+        "likely action not yet tried there (agents.repeat.RepeatAware); the CSVs are named "
+        "<agent>-repeat-<rule>-<set>.csv",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --on-repeat's sampling")
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in SETS]
@@ -146,8 +170,13 @@ def main() -> None:
         if args.symmetric and not spec.startswith("planner:"):
             agent = symmetry_averaged(agent)
             name += "-sym"
+        if args.on_repeat is not None and not spec.startswith("planner:"):
+            agent = repeat_aware(agent, args.on_repeat, args.seed)
+            name += f"-repeat-{args.on_repeat}"
         for set_name in sets:
             levels = load_levels(SETS[set_name])[: args.levels]
+            if args.on_repeat is not None and hasattr(agent.model, "set_random_seed"):
+                agent.model.set_random_seed(args.seed)  # each set's play from the same seed
             rows = play(agent, levels, args.budget)
             results[(name, set_name)] = rows
             with (out / f"{name}-{set_name}.csv").open("w", newline="") as f:
@@ -184,7 +213,9 @@ def main() -> None:
         ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("solved")
-    axes[0].legend(fontsize=7)
+    for ax in axes:
+        if ax.get_legend_handles_labels()[0]:  # the Push panel is empty for Move agents only
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "solve_rate.png", dpi=100)
     print(f"\nwritten: {out}/*.csv, {out / 'solve_rate.png'}")

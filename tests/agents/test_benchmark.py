@@ -216,3 +216,32 @@ def test_bench__symmetric_agents_play_through_the_averaged_policy(tmp_path, monk
     assert [r["level"] for r in rows] == ["1", "2", "3", "4"]
     assert any(r["solved"] == "True" and int(r["pushes"]) > 0 for r in rows)
     assert len(calls) >= sum(int(r["env_steps"]) for r in rows)
+
+
+def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path, monkeypatch):
+    """``--on-repeat`` plays every agent through ``RepeatAware``; ``play_episode`` passes its
+    memory back each step and starts each episode with an empty one."""
+    from agents.repeat import RepeatAware
+
+    calls = []
+    real = RepeatAware.predict
+
+    def watched(self, observation, state=None, episode_start=None, **kwargs):
+        calls.append((state is None, bool(np.asarray(episode_start).reshape(-1)[0])))
+        return real(self, observation, state=state, episode_start=episode_start, **kwargs)
+
+    monkeypatch.setattr(RepeatAware, "predict", watched)
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", "microban:1-2", "--agents", "pretrained:boxoban-move"]
+    argv += ["--on-repeat", "untried", "--max-steps", "15", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    _, rows = _rows(out)
+    assert [r["level"] for r in rows] == ["1", "2"]
+    episodes = [c for c in calls[1:] if c[1]]  # calls[0]: the untimed warm-up
+    assert len(episodes) == 2  # one start per episode
+    assert all(fresh for fresh, start in calls[1:] if start)
+    assert not any(fresh for fresh, start in calls[1:] if not start)  # memory passed back
+    with pytest.raises(ValueError, match="on-repeat"):
+        benchmark.run_benchmark(
+            BenchConfig(levels="microban:1", agents=("pretrained:boxoban-move",), on_repeat="x")
+        )
