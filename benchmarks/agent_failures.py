@@ -1,7 +1,8 @@
 """Why a learned agent fails: where each unsolved episode was lost, and whether a test saw it.
 
 Each agent plays the first ``--levels`` levels of a Boxoban set greedily (at most ``--budget``
-actions, its own env arguments). For every episode that does not solve its level, the
+actions, its own env arguments; ``--symmetric`` and ``--on-repeat`` play it as
+``boxoban_protocol.py`` does). For every episode that does not solve its level, the
 positions the episode went through are rebuilt from the env and A* (``--time-limit`` seconds
 each) decides when the level was lost: the first position with no solution, found by bisection
 (a lost position stays lost). Each failure gets one cause:
@@ -19,6 +20,7 @@ writes ``--out/<agent>-<set>-failures.csv`` (level, cause, lost_at, actions).
 
     python benchmarks/agent_failures.py --agents pretrained:boxoban-push,pretrained:boxoban-move
         [--set unfiltered-test] [--levels 1000] [--budget 120] [--time-limit 10] [--out DIR]
+        [--symmetric] [--on-repeat sample|untried] [--seed S]
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from boxoban_protocol import SETS  # the same three sets, from the script beside this one
+import numpy as np
+from boxoban_protocol import SETS  # the same sets, from the script beside this one
 
 import planners
-from agents.evaluation import act, uses_masks
+from agents.evaluation import act_state, uses_masks
 from agents.models import load_agent
+from agents.repeat import RULES, repeat_aware
+from agents.symmetry import symmetry_averaged
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.xsb import parse_levels
 from soko_gym.provenance import machine_line
@@ -44,7 +49,7 @@ CAUSES = ("simple deadlock", "other deadlock", "still solvable", "unknown")
 
 
 def play(agent: Any, level: Level, budget: int) -> tuple[bool, list[Level], list[bool]]:
-    """One greedy episode: (solved, position after each action, simple deadlock per action).
+    """One episode: (solved, position after each action, simple deadlock per action).
 
     Position 0 is the start; position ``i`` follows action ``i``.
     """
@@ -57,10 +62,12 @@ def play(agent: Any, level: Level, budget: int) -> tuple[bool, list[Level], list
     positions = [level]
     simple = [False]
     solved = False
+    state, start = None, np.array([True])  # a repeat rule's memory (agents.repeat)
     try:
         while True:
             masks = env.unwrapped.action_masks()[None] if masked else None
-            action = int(act(agent.model, obs[None], masks)[0])
+            actions, state = act_state(agent.model, obs[None], masks, True, state, start)
+            action, start = int(actions[0]), np.array([False])
             obs, _, terminated, truncated, info = env.step(action)
             positions.append(parse_levels(env.render())[0])
             simple.append(bool(info["deadlock"]))
@@ -109,6 +116,13 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=120, help="actions per episode")
     parser.add_argument("--time-limit", type=float, default=10.0, help="A* seconds per position")
     parser.add_argument("--out", default="benchmarks/results/agents", help="CSV folder")
+    parser.add_argument(
+        "--symmetric", action="store_true", help="play through the board's symmetries, averaged"
+    )
+    parser.add_argument(
+        "--on-repeat", choices=RULES, default=None, help="play with a repeat rule (agents.repeat)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --on-repeat's sampling")
     args = parser.parse_args()
     if args.set not in SETS:
         raise ValueError(f"--set: unknown {args.set!r}; known: {', '.join(SETS)}")
@@ -123,6 +137,12 @@ def main() -> None:
     for spec in [a for a in args.agents.split(",") if a]:
         agent = load_agent(spec)
         name = spec.split(":", 1)[1] if ":" in spec else Path(spec).parent.name
+        if args.symmetric:
+            agent = symmetry_averaged(agent)
+            name += "-sym"
+        if args.on_repeat is not None:
+            agent = repeat_aware(agent, args.on_repeat, args.seed)
+            name += f"-repeat-{args.on_repeat}"
         rows = []
         for i, level in enumerate(levels):
             solved, positions, simple = play(agent, level, args.budget)
