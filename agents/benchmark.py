@@ -128,6 +128,8 @@ class BenchConfig:
         on_repeat: what every agent does on a board it has met before in the episode
             (``agents.repeat.RepeatAware``: "sample" or "untried"); None plays greedily
             throughout, so a deterministic agent that meets a board twice walks a cycle.
+            With ``episodes_per_level`` above 1 agents sample every step and the rule has
+            nothing to change.
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
