@@ -43,6 +43,35 @@ def act_state(
     return np.asarray(actions, dtype=np.int64), state
 
 
+def policy_log_probs(policy: Any, batch: np.ndarray) -> Any:
+    """An SB3 actor-critic policy's log-probabilities for a batch: torch float[n, n_actions].
+
+    No gradient; ``batch`` is the observations as the policy takes them.
+    """
+    import torch
+
+    with torch.no_grad():
+        tensor, _ = policy.obs_to_tensor(batch)
+        return torch.log_softmax(policy.get_distribution(tensor).distribution.logits, dim=-1)
+
+
+def masked_log_probs(lp: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
+    """``lp`` with the actions ``action_masks`` leaves out at -inf (unchanged without masks)."""
+    if action_masks is None:
+        return lp
+    return np.where(np.asarray(action_masks, dtype=bool).reshape(lp.shape), lp, -np.inf)
+
+
+def sample_action(row: np.ndarray, rng: np.random.Generator, temperature: float = 1.0) -> int:
+    """An action drawn from softmax(row / temperature); actions at -inf (masked) never."""
+    finite = np.isfinite(row)
+    if not finite.any():
+        return int(np.argmax(row))
+    z = np.where(finite, row / temperature, -np.inf)
+    p = np.exp(z - z[finite].max())
+    return int(rng.choice(len(row), p=p / p.sum()))
+
+
 def uses_masks(model: Any) -> bool:
     """True for models whose ``predict`` takes ``action_masks`` (MaskablePPO)."""
     return "action_masks" in inspect.signature(model.predict).parameters

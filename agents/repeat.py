@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import uses_masks
+from agents.evaluation import masked_log_probs, policy_log_probs, sample_action, uses_masks
 
 RULES = ("sample", "untried")
 
@@ -80,13 +80,7 @@ class RepeatAware:
         batch = np.asarray(obs)
         if hasattr(self.model, "log_probs"):
             return np.atleast_2d(self.model.log_probs(batch))
-        import torch
-
-        policy = self.model.policy
-        with torch.no_grad():
-            tensor, _ = policy.obs_to_tensor(batch)
-            logits = policy.get_distribution(tensor).distribution.logits
-            return torch.log_softmax(logits, dim=-1).cpu().numpy()
+        return policy_log_probs(self.model.policy, batch).cpu().numpy()
 
     def predict(
         self,
@@ -114,9 +108,7 @@ class RepeatAware:
         if episode_start is not None:
             for i in np.flatnonzero(np.asarray(episode_start).reshape(-1)[:n]):
                 memory[i] = {}
-        lp = self.log_probs(batch)
-        if action_masks is not None and self._masked:
-            lp = np.where(np.asarray(action_masks, dtype=bool).reshape(lp.shape), lp, -np.inf)
+        lp = masked_log_probs(self.log_probs(batch), action_masks if self._masked else None)
         actions = np.zeros(n, dtype=np.int64)
         for i in range(n):
             key = batch[i].tobytes()
@@ -135,12 +127,7 @@ class RepeatAware:
 
     def _sample(self, row: np.ndarray) -> int:
         """An action drawn from softmax(row / temperature), masked actions (-inf) excluded."""
-        finite = np.isfinite(row)
-        if not finite.any():
-            return int(np.argmax(row))
-        z = np.where(finite, row / self.temperature, -np.inf)
-        p = np.exp(z - z[finite].max())
-        return int(self._rng.choice(len(row), p=p / p.sum()))
+        return sample_action(row, self._rng, self.temperature)
 
     def _untried(self, row: np.ndarray, taken: set[int]) -> int:
         """The most likely unmasked action not in ``taken``; a sample when there is none."""

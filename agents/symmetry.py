@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import uses_masks
+from agents.evaluation import masked_log_probs, policy_log_probs, sample_action, uses_masks
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_DIRECTIONS
 
 
@@ -191,10 +191,9 @@ class SymmetryAveraged:
         total = None
         with torch.no_grad():
             for sym, actions in zip(self.all, self._actions, strict=True):
-                view, _ = policy.obs_to_tensor(np.ascontiguousarray(sym.planes(batch)))
-                logits = policy.get_distribution(view).distribution.logits
+                view = np.ascontiguousarray(sym.planes(batch))
                 # the board's action a is the view's action actions[a]
-                lp = torch.log_softmax(logits, dim=-1)[:, actions]
+                lp = policy_log_probs(policy, view)[:, actions]
                 total = lp if total is None else total + lp
         out = (total / len(self.all)).cpu().numpy()
         return out[0] if single else out
@@ -213,14 +212,10 @@ class SymmetryAveraged:
         ``predict``.
         """
         lp = self.log_probs(observation)
-        if action_masks is not None and self._masked:
-            lp = np.where(np.asarray(action_masks, dtype=bool).reshape(lp.shape), lp, -np.inf)
+        lp = masked_log_probs(lp, action_masks if self._masked else None)
         if deterministic:
             return np.asarray(lp.argmax(axis=-1)), None
-        rows = np.atleast_2d(lp)
-        p = np.exp(rows - rows.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        picks = np.array([self._rng.choice(p.shape[1], p=row) for row in p])
+        picks = np.array([sample_action(row, self._rng) for row in np.atleast_2d(lp)])
         return (picks[0] if lp.ndim == 1 else picks), None
 
 
