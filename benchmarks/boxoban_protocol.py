@@ -53,11 +53,14 @@ DEFAULT_SETS = ("unfiltered-test", "medium-valid", "hard")
 COLUMNS = ("level", "solved", "actions", "pushes", "moves")
 
 
-def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
+def play(agent: Any, levels: list[Any], budget: int, seed: int = 0) -> list[dict[str, int]]:
     """One episode of ``agent`` per level, at most ``budget`` actions: a row per level.
 
     Greedy unless the agent plays a repeat rule (``agents.repeat``), whose memory is passed
-    back step by step and cleared at each episode's start.
+    back step by step and cleared at each episode's start. ``seed`` seeds the env's resets:
+    a slot whose episode has ended plays on (unrecorded) in a level the env draws, and with a
+    rule that samples, those steps draw from the agent's generator too, so the same seed must
+    give the same levels for the recorded play to repeat.
     """
     venv = soko_gym.make_vec(
         agent.env_id,
@@ -73,7 +76,7 @@ def play(agent: Any, levels: list[Any], budget: int) -> list[dict[str, int]]:
     try:
         for start in range(0, n, k):
             idx = (start + np.arange(k)) % n
-            obs, _ = venv.reset(options={"level_index": idx})
+            obs, _ = venv.reset(seed=seed, options={"level_index": idx})
             active = np.arange(k) < min(k, n - start)
             actions = np.zeros(k, dtype=np.int64)
             state, starts = None, np.ones(k, dtype=bool)
@@ -141,7 +144,9 @@ def main() -> None:
         "likely action not yet tried there (agents.repeat.RepeatAware); the CSVs are named "
         "<agent>-repeat-<rule>-<set>.csv",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of --on-repeat's sampling")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of --on-repeat's sampling and of the env"
+    )
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
     unknown = [s for s in sets if s not in SETS]
@@ -177,7 +182,7 @@ def main() -> None:
             levels = load_levels(SETS[set_name])[: args.levels]
             if args.on_repeat is not None and hasattr(agent.model, "set_random_seed"):
                 agent.model.set_random_seed(args.seed)  # each set's play from the same seed
-            rows = play(agent, levels, args.budget)
+            rows = play(agent, levels, args.budget, args.seed)
             results[(name, set_name)] = rows
             with (out / f"{name}-{set_name}.csv").open("w", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=COLUMNS)

@@ -201,3 +201,25 @@ def test_sb3_evaluate_policy_carries_the_memory():
         )
     # both solved: a lost episode runs 120 steps or ends on a deadlock with a negative return
     assert all(n < 120 for n in lengths) and all(r > 0 for r in returns)
+
+
+def test_sampled_play_through_evaluate_repeats_with_the_same_seed():
+    """Slots whose episode ended keep playing levels the env draws, and a sampling rule draws
+    from one generator for all slots: with the env's resets seeded, the same seed gives the
+    same recorded episodes (unseeded, the figures moved by about a point between runs)."""
+    import agents
+    from agents.evaluation import evaluate
+    from agents.repeat import RepeatAware
+    from soko_gym.levels import load_levels
+
+    agent = agents.pretrained("boxoban-move")
+    levels = load_levels("boxoban-unfiltered-test")[:30]
+
+    def run():
+        venv = soko_gym.make_vec(
+            agent.env_id, 10, levels=levels, max_episode_steps=60, **agent.env_kwargs
+        )
+        return evaluate(RepeatAware(agent.model, rule="sample", seed=3), venv, 30).solved
+
+    first = run()
+    assert first.any() and (first == run()).all()
