@@ -11,6 +11,11 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
   room, or no rooms) get no sink: rule 1 never applies and the basin is the union of all
   targets' basins. The paper's choice is a guess; when its search cannot empty the targets,
   the runners-up are tried (``compute_packing_plan``).
+- *Fed sink rooms*: the rooms some target's basin meets first. The paper takes one; a level
+  whose targets are fed from several areas (two ways into a target room, each from its own
+  part of the level) needs each of them, and its other boxes start out of plan, far from the
+  one basin. ``sinks="all"`` makes every fed room a sink at once: a box pulled into any of
+  them leaves the board, and the basin is the union of their basins.
 - *Packing plan search*: a backward FESS search. It starts from the solved position (one root
   per player region) and pulls boxes. Rule 1: when a box can be pulled into the sink room it
   leaves the board, and other moves are not generated. Rule 2: otherwise pull boxes far from
@@ -70,6 +75,7 @@ from soko_gym.engine.reach import new_stamps, reach_player
 ADVISOR_WEIGHT = 0
 OTHER_WEIGHT = 1
 SINKLESS = ("ordered", "unordered")  # the plans of a level without a sink room
+SINKS = ("one", "all")  # one sink room at a time, or every fed sink room at once
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +88,8 @@ class PackingPlan:
         dst: int32[n_steps] square each step fills: a target or a parking square.
         basin: uint8[n_cells] 1 on the sink basin's squares (the out-of-plan feature's basin).
         sink: uint8[n_cells] 1 on the sink room's squares; all 0 without a sink room.
-        sink_room: index of the sink room in ``Rooms``, -1 without one.
+        sink_room: index of the sink room in ``Rooms``, -1 without one (with several sink
+            rooms, the first of ``sink_rooms``).
         complete: True when every box the backward search did not pull into the sink room
             stands on a square a box starts on (with a sink room only).
         nodes: positions the backward search stored.
@@ -100,6 +107,7 @@ class PackingPlan:
     nodes: int
     seconds: float
     left: int = 0
+    sink_rooms: tuple[int, ...] = ()  # every sink room of the plan (``sinks="all"``: fed rooms)
 
     @property
     def n_steps(self) -> int:
@@ -183,12 +191,28 @@ def push_reachable(board: Board) -> np.ndarray:
 def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
     """Sink rooms to try, best first, each with the target whose basin it serves.
 
-    First the paper's choice and its runners-up: per target, the room its basin meets first
-    (nearest by walking distance, rooms holding targets excluded), ranked by the boxes of the
-    initial position in that basin, then by the basin's size. Then every other room without
-    targets that some basin meets, ranked by the boxes it holds at the start. Empty when no
-    room qualifies.
+    First the paper's choice and its runners-up, the fed sink rooms (``fed_sinks``). Then
+    every other room without targets that some basin meets, ranked by the boxes it holds at
+    the start. Empty when no room qualifies.
     """
+    fed, rest = _sink_rooms(board, rooms, basins)
+    return fed + rest
+
+
+def fed_sinks(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
+    """The fed sink rooms, best first, each with the target whose basin it serves.
+
+    Per target, the room its basin meets first (nearest by walking distance, rooms holding
+    targets excluded); ranked by the boxes of the initial position in that basin, then by the
+    basin's size. The first is the paper's sink room.
+    """
+    return _sink_rooms(board, rooms, basins)[0]
+
+
+def _sink_rooms(
+    board: Board, rooms: Rooms, basins: np.ndarray
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The fed sink rooms (``fed_sinks``) and the other rooms some basin meets."""
     goal_rooms = {int(rooms.room_id[g]) for g in board.goals.tolist()} - {-1}
     start = np.zeros(board.n_cells, dtype=bool)
     start[board.start_boxes] = True
@@ -212,8 +236,7 @@ def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tupl
     out = [(room, g) for room, (_, g) in order]
     rest = [r for r in touched if r not in ranked]
     rest.sort(key=lambda r: (-int((start & (rooms.room_id == r)).sum()), r))
-    out += [(r, touched[r]) for r in rest]
-    return out
+    return out, [(r, touched[r]) for r in rest]
 
 
 def unordered_plan(board: Board) -> PackingPlan:
@@ -284,6 +307,7 @@ def compute_packing_plan(
     use_sink: bool = True,
     max_sinks: int = 4,
     sinkless: str = "ordered",
+    sinks: str = "one",
 ) -> PackingPlan:
     """Run the packing-plan search (module docstring) and return the plan.
 
@@ -301,6 +325,9 @@ def compute_packing_plan(
     levels where the sink assumption misleads. A level without a sink room gets the
     ``sinkless`` plan either way.
 
+    ``sinks="all"`` runs one search with every fed sink room as the sink (module docstring),
+    on a level with at least two of them; other levels get the plan of ``sinks="one"``.
+
     Args:
         board: the level's static arrays.
         rooms: the level's rooms; computed when omitted.
@@ -310,9 +337,13 @@ def compute_packing_plan(
         max_sinks: most sink rooms tried (1: the paper's choice only).
         sinkless: the plan of a level without a sink room: "ordered" (the targets in the order
             the backward search vacates them) or "unordered" (``unordered_plan``).
+        sinks: "one" (the paper: one sink room per search) or "all" (every fed sink room at
+            once, see above).
     """
     if sinkless not in SINKLESS:
         raise ValueError(f"sinkless must be one of {', '.join(SINKLESS)}, got {sinkless!r}")
+    if sinks not in SINKS:
+        raise ValueError(f"sinks must be one of {', '.join(SINKS)}, got {sinks!r}")
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be positive, got {max_nodes}")
     if max_sinks < 1:
@@ -321,7 +352,11 @@ def compute_packing_plan(
     deadline = None if max_seconds is None else t0 + max_seconds
     rooms = rooms if rooms is not None else analyze_rooms(board)
     basins = target_basins(board)
-    candidates = sink_candidates(board, rooms, basins)[:max_sinks]
+    fed, rest = _sink_rooms(board, rooms, basins)
+    # each candidate: its sink rooms and the targets whose basins make its basin
+    candidates = [((r,), (g,)) for r, g in (fed + rest)[:max_sinks]]
+    if sinks == "all" and len(fed) >= 2:
+        candidates = [(tuple(r for r, _ in fed), tuple(g for _, g in fed))]
     if not candidates and sinkless == "unordered":
         return unordered_plan(board)
     if not use_sink:
@@ -333,23 +368,22 @@ def compute_packing_plan(
     reachable = push_reachable(board)
     chosen = None
     nodes = 0
-    for sink_room, sink_goal in candidates or [(-1, -1)]:
+    for sink_rooms, sink_goals in candidates or [((), ())]:
         if chosen is not None and deadline is not None and time.perf_counter() > deadline:
             break
-        sink = np.zeros(board.n_cells, dtype=np.uint8)
-        if sink_room >= 0:
-            sink[rooms.room_id == sink_room] = 1
+        sink = np.isin(rooms.room_id, sink_rooms).astype(np.uint8)
         search = _PullSearch(board, near, sink, start_box, reachable)
         best = search.run(max_nodes, deadline)
         nodes += search.n_nodes
         if chosen is None or (best.held, best.key[0]) < (chosen[0].held, chosen[0].key[0]):
-            chosen = (best, sink_room, sink_goal, sink)
+            chosen = (best, sink_rooms, sink_goals, sink)
         if best.key[0] == 0:
             break
     assert chosen is not None
-    best, sink_room, sink_goal, sink = chosen
+    best, sink_rooms, sink_goals, sink = chosen
+    sink_room = sink_rooms[0] if sink_rooms else -1
     if sink_room >= 0:
-        basin = basins[sink_goal].copy()
+        basin = basins[list(sink_goals)].max(axis=0).astype(np.uint8)
     else:
         basin = basins.max(axis=0).astype(np.uint8) if basins.size else np.zeros_like(sink)
     # boxes the best position still holds are filled first, the deepest (farthest from the
@@ -369,6 +403,7 @@ def compute_packing_plan(
         nodes=nodes,
         seconds=time.perf_counter() - t0,
         left=int(best.key[0]),
+        sink_rooms=tuple(sink_rooms),
     )
 
 

@@ -118,6 +118,7 @@ from planners.fess.packing_plan import (
     SINKLESS,
     PackingPlan,
     compute_packing_plan,
+    fed_sinks,
     sink_candidates,
     target_basins,
     unordered_plan,
@@ -144,11 +145,12 @@ DEADLOCK_NAMES = {
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
 }
-PLANS = ("sink", "targets", "unordered")
+PLANS = ("sink", "sinks", "targets", "unordered")
 CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 # seconds portfolio worker 1 searches before its "targets" stage, and of those its first stage
 PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
+PORTFOLIO_SINKS_SECONDS = 20.0  # worker 1's "sinks" stage, on levels where it changes the plan
 # what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
 _PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
 # ... and its second stage (worker 2's whole search): the most different configuration
@@ -196,6 +198,7 @@ class FessStats:
     plan_steps: int = 0
     plan_complete: bool = False
     sink_room: int = -1
+    sink_rooms: tuple[int, ...] = ()
     search_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -214,6 +217,7 @@ class FessStats:
             "plan_steps": self.plan_steps,
             "plan_complete": self.plan_complete,
             "sink_room": self.sink_room,
+            "sink_rooms": list(self.sink_rooms),
             "search_seconds": round(self.search_seconds, 4),
         }
 
@@ -240,10 +244,12 @@ class FessPlanner(Planner):
             searches the 3-D space (out of plan, packed, connectivity), room connectivity
             still ranking moves.
         plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
-            squares included), "targets" (no sink: the targets in the order the backward
-            search vacates them, every target's basin; for levels the sink plan misleads) or
-            "unordered" (every target in any order: packed boxes are the boxes on targets,
-            the paper's reading for simple levels).
+            squares included), "sinks" (every fed sink room at once, on a level with several:
+            a level whose targets are fed from several areas, ``planners.fess.packing_plan``;
+            other levels get the "sink" plan), "targets" (no sink: the targets in the order
+            the backward search vacates them, every target's basin; for levels the sink plan
+            misleads) or "unordered" (every target in any order: packed boxes are the boxes
+            on targets, the paper's reading for simple levels).
         deadlock_budget: most positions each room or corral deadlock search stores (a power
             of two); a search that runs out proves nothing.
         adaptive_budget: each room's deadlock search halves its budget after a search that
@@ -395,10 +401,12 @@ class FessPlanner(Planner):
     def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
         """Worker options of a FESS portfolio (``planners.portfolio``).
 
-        Worker 0 runs ``options``. Worker 1 runs three stages, each from the start:
+        Worker 0 runs ``options``. Worker 1 runs up to four stages, each from the start:
         - for ``PORTFOLIO_PROBE_SECONDS``, worker 0's search without PI-corral pruning (sound,
           but it makes the search open a corral first; without it Sasquatch 34 and 42 fall
           in seconds, items 18 and 38);
+        - on a level with several fed sink rooms, for ``PORTFOLIO_SINKS_SECONDS``, the next
+          stage's configuration with the plan "sinks" (Sasquatch 27 and 38 fall to it);
         - until ``PORTFOLIO_FALLBACK_AFTER`` seconds in all, the most different
           configuration: the 3-D feature space (no room-connectivity axis, the paper's
           alternative), the paper's sink room even when its plan is incomplete, the
@@ -429,9 +437,16 @@ class FessPlanner(Planner):
                 config.update(keep(_PORTFOLIO_OTHER))
             else:
                 later = keep(_PORTFOLIO_OTHER)
+                other_seconds = PORTFOLIO_FALLBACK_AFTER - PORTFOLIO_PROBE_SECONDS
                 if "plan" not in options:
                     later["fallback"] = keep({"plan": "targets", "pi_corrals": True})
-                    later["fallback_after"] = PORTFOLIO_FALLBACK_AFTER - PORTFOLIO_PROBE_SECONDS
+                    later["fallback_after"] = other_seconds - PORTFOLIO_SINKS_SECONDS
+                    later = {
+                        **keep(_PORTFOLIO_OTHER),
+                        "plan": "sinks",
+                        "fallback": later,
+                        "fallback_after": PORTFOLIO_SINKS_SECONDS,
+                    }
                 config["fallback"] = later
                 config["fallback_after"] = PORTFOLIO_PROBE_SECONDS
             out.append(config)
@@ -439,12 +454,23 @@ class FessPlanner(Planner):
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         """Run FESS on ``level`` (see ``Planner.search``), then its fallback if it has one."""
+        return self._search_from(level, limits, deadline, None)
+
+    def _search_from(
+        self, level: Level, limits: SearchLimits, deadline: float | None, run: _FessRun | None
+    ) -> Outcome:
+        """``search``, going on with ``run`` (a tree that searches as this planner would)."""
         if self.fallback is None:
-            return _FessRun(self, level.board, limits, deadline).run()
+            if run is None:
+                return _FessRun(self, level.board, limits, deadline).run()
+            run.deadline = deadline
+            return run.run()  # the tree and its counters go on from where they stopped
         switch = time.perf_counter() + self.fallback_after
-        run = _FessRun(
-            self, level.board, limits, switch if deadline is None else min(deadline, switch)
-        )
+        stop = switch if deadline is None else min(deadline, switch)
+        if run is None:
+            run = _FessRun(self, level.board, limits, stop)
+        else:
+            run.deadline = stop
         out = run.run()
         if (
             out.status != "timeout"
@@ -454,18 +480,17 @@ class FessPlanner(Planner):
             return out
         first = dict(out.stats or {})
         second = self._with(self.fallback)
+        second.stop_check = self.stop_check
         switched = not _same_search(self, second, level.board)
-        if not switched:  # nothing new to try: search on
-            run.deadline = deadline
-            then = run.run()  # the tree and its counters go on from where they stopped
+        if not switched:  # nothing new to try: search on, up to the next stage's own switch
+            then = second._search_from(level, limits, deadline, run)
             nodes, generated = then.nodes, then.generated
         else:
             del run  # the first tree is not needed again: free it before the second grows
-            second.stop_check = self.stop_check
             rest = limits
             if limits.max_nodes is not None:
                 rest = replace(limits, max_nodes=max(1, limits.max_nodes - out.generated))
-            then = second.search(level, rest, deadline)  # with its own fallback, if any
+            then = second._search_from(level, rest, deadline, None)  # with its own fallback
             nodes, generated = then.nodes + out.nodes, then.generated + out.generated
         stats = dict(then.stats or {})
         stats["fallback"] = {
@@ -474,7 +499,7 @@ class FessPlanner(Planner):
             "switched": switched,
             "first_nodes": first.get("nodes", 0),
         }
-        if switched and then.stats and "fallback" in then.stats:
+        if then.stats and "fallback" in then.stats:
             stats["fallback"]["then"] = then.stats["fallback"]  # the next stage's switch
         stats["nodes"] = generated
         stats["search_seconds"] = stats.get("search_seconds", 0.0) + first.get(
@@ -503,13 +528,18 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
             continue
         if getattr(b, name) != value:
             return False
-    has_sink = bool(sink_candidates(board, analyze_rooms(board), target_basins(board)))
+    rooms = analyze_rooms(board)
+    basins = target_basins(board)
+    has_sink = bool(sink_candidates(board, rooms, basins))
+    many_fed = len(fed_sinks(board, rooms, basins)) >= 2
 
     def plan_of(p: FessPlanner) -> tuple:
         if p.plan == "unordered" or (not has_sink and p.sinkless == "unordered"):
             return ("unordered",)
         if p.plan == "targets" or not has_sink:
             return ("ordered", p.plan_nodes, p.plan_seconds)
+        if p.plan == "sinks" and many_fed:
+            return ("sinks", p.plan_nodes, p.plan_seconds)
         return ("sink", p.plan_sinks, p.plan_nodes, p.plan_seconds)
 
     return plan_of(a) == plan_of(b)
@@ -538,14 +568,16 @@ class _FessRun:
                 self.rooms,
                 max_nodes=cfg.plan_nodes,
                 max_seconds=plan_deadline,
-                use_sink=cfg.plan == "sink",
+                use_sink=cfg.plan in ("sink", "sinks"),
                 max_sinks=cfg.plan_sinks,
                 sinkless=cfg.sinkless,
+                sinks="all" if cfg.plan == "sinks" else "one",
             )
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
         self.stats.plan_complete = self.plan.complete
         self.stats.sink_room = self.plan.sink_room
+        self.stats.sink_rooms = self.plan.sink_rooms
         self.features = FeatureEvaluator(board, self.rooms)
         patterns = level_patterns(board)
         basin_squares = np.flatnonzero(self.plan.basin)

@@ -7,7 +7,12 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners.fess.search import PORTFOLIO_FALLBACK_AFTER, PORTFOLIO_PROBE_SECONDS, FessPlanner
+from planners.fess.search import (
+    PORTFOLIO_FALLBACK_AFTER,
+    PORTFOLIO_PROBE_SECONDS,
+    PORTFOLIO_SINKS_SECONDS,
+    FessPlanner,
+)
 from soko_gym.cli import main
 from soko_gym.levels import load_levels, verify
 
@@ -41,23 +46,31 @@ def test_fess_portfolio_options_keep_the_callers_options():
     one = configs[1]
     assert one["pi_corrals"] is False and "room_axis" not in one and "cells" not in one
     assert one["fallback_after"] == PORTFOLIO_PROBE_SECONDS
-    # second stage: the other feature space, plan and cell rule, until the minute is up
-    second = one["fallback"]
-    assert second["room_axis"] is False and second["plan_sinks"] == 1
-    assert second["cells"] == "lexicographic" and second["pi_corrals"] is False
-    assert PORTFOLIO_PROBE_SECONDS + second["fallback_after"] == PORTFOLIO_FALLBACK_AFTER
-    # third stage: the targets plan with PI-corral pruning
-    assert second["fallback"] == {"plan": "targets", "pi_corrals": True}
-    # worker 2: the second stage's configuration alone; worker 3 repeats worker 1
+    # second stage: the other feature space and cell rule with every fed sink room at once
+    sinks = one["fallback"]
+    assert sinks["plan"] == "sinks" and sinks["fallback_after"] == PORTFOLIO_SINKS_SECONDS
+    assert sinks["room_axis"] is False and sinks["pi_corrals"] is False
+    # third stage: the same with the paper's sink room, until the minute is up
+    third = sinks["fallback"]
+    assert third["room_axis"] is False and third["plan_sinks"] == 1 and "plan" not in third
+    assert third["cells"] == "lexicographic" and third["pi_corrals"] is False
+    assert (
+        PORTFOLIO_PROBE_SECONDS + PORTFOLIO_SINKS_SECONDS + third["fallback_after"]
+        == PORTFOLIO_FALLBACK_AFTER
+    )
+    # fourth stage: the targets plan with PI-corral pruning
+    assert third["fallback"] == {"plan": "targets", "pi_corrals": True}
+    # worker 2: the third stage's configuration alone; worker 3 repeats worker 1
     assert "fallback" not in configs[2]
     assert {k: v for k, v in configs[2].items() if k != "seed"} == {
-        k: v for k, v in second.items() if "fallback" not in k
+        k: v for k, v in third.items() if "fallback" not in k
     }
     assert {k: v for k, v in configs[3].items() if k != "seed"} == {
         k: v for k, v in one.items() if k != "seed"
     }
     # a caller's plan drops the targets stage; a caller's fallback replaces the stages
     assert "fallback" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]
+    assert "plan" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]
     own = FessPlanner.portfolio_options(2, {"fallback": {"plan": "targets"}})[1]
     assert own["fallback"] == {"plan": "targets"} and own["cells"] == "lexicographic"
     fixed = FessPlanner.portfolio_options(
