@@ -441,6 +441,7 @@ class FessPlanner(Planner):
                 if "plan" not in options:
                     later["fallback"] = keep({"plan": "targets", "pi_corrals": True})
                     later["fallback_after"] = other_seconds - PORTFOLIO_SINKS_SECONDS
+                    later["plan"] = "sink"  # a stage keeps the options its fallback names not
                     later = {
                         **keep(_PORTFOLIO_OTHER),
                         "plan": "sinks",

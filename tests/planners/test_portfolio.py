@@ -29,6 +29,22 @@ def test_fess_portfolio_returns_a_verified_solution_and_stops_its_workers():
     assert set(multiprocessing.active_children()) <= before
 
 
+def test_fess_portfolio_sinks_stage_restarts_only_where_it_changes_the_plan():
+    # worker 1's stages as its planner builds them: a stage keeps what its fallback leaves
+    # unnamed, so the stage after "sinks" must name the paper's plan again
+    from planners.fess.search import _same_search
+
+    probe = FessPlanner(**FessPlanner.portfolio_options(2, {})[1])
+    sinks = probe._with(probe.fallback)
+    other = sinks._with(sinks.fallback)
+    assert sinks.plan == "sinks" and other.plan == "sink"
+    two_fed = load_levels("xsokoban:66")[0].board  # two fed sink rooms: its own stage
+    one_fed = load_levels("xsokoban:1")[0].board  # one: the same search goes on
+    assert not _same_search(sinks, other, two_fed)
+    assert _same_search(sinks, other, one_fed)
+    assert not _same_search(probe, sinks, one_fed)
+
+
 def test_bad_worker_counts_and_planners_without_a_portfolio_are_refused():
     level = load_levels("microban:1")[0]
     with pytest.raises(ValueError, match="portfolio"):
@@ -52,7 +68,7 @@ def test_fess_portfolio_options_keep_the_callers_options():
     assert sinks["room_axis"] is False and sinks["pi_corrals"] is False
     # third stage: the same with the paper's sink room, until the minute is up
     third = sinks["fallback"]
-    assert third["room_axis"] is False and third["plan_sinks"] == 1 and "plan" not in third
+    assert third["room_axis"] is False and third["plan_sinks"] == 1 and third["plan"] == "sink"
     assert third["cells"] == "lexicographic" and third["pi_corrals"] is False
     assert (
         PORTFOLIO_PROBE_SECONDS + PORTFOLIO_SINKS_SECONDS + third["fallback_after"]
@@ -63,7 +79,7 @@ def test_fess_portfolio_options_keep_the_callers_options():
     # worker 2: the third stage's configuration alone; worker 3 repeats worker 1
     assert "fallback" not in configs[2]
     assert {k: v for k, v in configs[2].items() if k != "seed"} == {
-        k: v for k, v in third.items() if "fallback" not in k
+        k: v for k, v in third.items() if "fallback" not in k and k != "plan"
     }
     assert {k: v for k, v in configs[3].items() if k != "seed"} == {
         k: v for k, v in one.items() if k != "seed"

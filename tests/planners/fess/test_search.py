@@ -460,6 +460,44 @@ def test_packing_plan_tries_the_next_sink_room_when_the_first_cannot_be_emptied_
         compute_packing_plan(board, max_sinks=0)
 
 
+def test_packing_plan_with_every_fed_sink_room_feeds_the_targets_from_both_sides():
+    # XSokoban 66: the target room has two ways in, one from the left part of the level (11
+    # boxes) and one from the right (7). The paper's single sink room serves one side only;
+    # with every fed sink room at once, every box starts in the plan's basin.
+    from planners.fess.packing_plan import fed_sinks, target_basins
+    from planners.fess.rooms import analyze_rooms
+
+    board = load_levels("xsokoban:66")[0].board
+    rooms = analyze_rooms(board)
+    fed = fed_sinks(board, rooms, target_basins(board))
+    assert len(fed) == 2
+    one = compute_packing_plan(board, rooms)
+    both = compute_packing_plan(board, rooms, sinks="all")
+    assert both.complete and both.sink_rooms == tuple(r for r, _ in fed)
+    assert set(np.unique(rooms.room_id[both.sink == 1]).tolist()) == set(both.sink_rooms)
+    assert one.sink_rooms == (one.sink_room,) and one.sink_room in both.sink_rooms
+    in_basin = lambda plan: int(plan.basin[board.start_boxes].sum())  # noqa: E731
+    assert in_basin(one) < board.n_boxes == in_basin(both)
+    assert sorted(both.dst.tolist()) == sorted(board.goals.tolist())
+
+
+def test_packing_plan_with_one_fed_sink_room_is_the_same_with_every_one():
+    board = load_levels("xsokoban:1")[0].board
+    one, every = compute_packing_plan(board), compute_packing_plan(board, sinks="all")
+    assert one.sink_rooms == every.sink_rooms and len(one.sink_rooms) == 1
+    assert one.src.tolist() == every.src.tolist() and one.dst.tolist() == every.dst.tolist()
+    assert np.array_equal(one.basin, every.basin)
+    with pytest.raises(ValueError, match="sinks"):
+        compute_packing_plan(board, sinks="some")
+
+
+def test_fess_with_every_fed_sink_room_solves_and_verifies():
+    level = load_levels("xsokoban:2")[0]
+    result = solve(level, plan="sinks")
+    assert result.solved and verify(level, result.lurd).ok
+    assert len(result.stats["sink_rooms"]) >= 1
+
+
 def test_push_reachable__a_pocket_no_push_can_enter_is_left_out():
     from planners.fess.packing_plan import push_reachable
 
@@ -534,6 +572,37 @@ def test_a_fallback_of_a_fallback_is_a_third_stage():
     info = result.stats["fallback"]
     assert info["switched"] and info["then"]["switched"] and info["then"]["options"] == third
     assert result.stats["plan_steps"] == compute_packing_plan(level.board, use_sink=False).n_steps
+
+
+def test_a_stage_that_searches_like_the_last_goes_on_and_still_switches_at_its_time():
+    # XSokoban 40 has one fed sink room, so the "sinks" stage searches as the first: its tree
+    # goes on, and its own fallback ("targets", another plan there) still takes over. The
+    # level takes FESS far longer than the second here, so every stage runs out of time.
+    from planners.fess.search import _same_search
+
+    level = load_levels("xsokoban:40")[0]
+    assert _same_search(FessPlanner(), FessPlanner(plan="sinks"), level.board)
+    assert not _same_search(
+        FessPlanner(), FessPlanner(plan="sinks"), load_levels("xsokoban:66")[0].board
+    )
+    third = {"plan": "targets"}
+    result = planners.solve(
+        level, "fess", SearchLimits(max_seconds=1.0),
+        fallback={"plan": "sinks", "fallback": third, "fallback_after": 0.25},
+        fallback_after=0.25,
+    )  # fmt: skip
+    assert result.status == "timeout"
+    info = result.stats["fallback"]
+    assert info["switched"] is False and info["then"]["switched"] is True
+    assert info["then"]["options"] == third
+    assert result.stats["plan_steps"] == compute_packing_plan(level.board, use_sink=False).n_steps
+    # without the inner fallback the first plan's search would have gone on to the end
+    plain = planners.solve(
+        level, "fess", SearchLimits(max_seconds=0.6), fallback={"plan": "sinks"},
+        fallback_after=0.25,
+    )  # fmt: skip
+    assert "then" not in plain.stats["fallback"]
+    assert plain.stats["plan_steps"] == compute_packing_plan(level.board).n_steps
 
 
 def test_bad_fallbacks_are_refused():
