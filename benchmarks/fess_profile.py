@@ -40,7 +40,8 @@ from planners._kernels.fess_search import (
     generate_moves,
     node_deadlock,
 )
-from planners.fess.search import FessPlanner, _FessRun, _new_tree
+from planners.fess.run import FessRun, new_tree
+from planners.fess.search import FessPlanner
 from soko_gym.engine.corral import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES
 
 TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
@@ -78,13 +79,13 @@ def _time_parts(t, sc, w, tree, scratch_tree, dt, nodes, part):
     return nodes.shape[0]
 
 
-def _replay(run: _FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, float]:
+def _replay(run: FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, float]:
     """Seconds per position of each part (module docstring) over the tree nodes ``nodes``.
 
     The memos are emptied, then filled by the node tests on ``warm`` (the positions made just
     before ``nodes``, untimed), so the timed ones meet memos like the search's.
     """
-    scratch_tree = _new_tree(run.board.n_boxes, 2, run.work.moves.shape[0])
+    scratch_tree = new_tree(run.board.n_boxes, 2, run.work.moves.shape[0])
     w = run.work
     w.box_at[:] = -1
     args = (run.tables, run.scratch, w, run.tree, scratch_tree, run.deadlock_tables, nodes)
@@ -122,7 +123,7 @@ def _replay(run: _FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, flo
 
 def profile_level(level, seconds: float, sample: int = 300) -> dict:
     """Run FESS on one level, then replay ``sample`` of its positions; the module's figures."""
-    run = _FessRun(FessPlanner(), level.board, SearchLimits(max_seconds=seconds), None)
+    run = FessRun(FessPlanner(), level.board, SearchLimits(max_seconds=seconds), None)
     run.deadline = time.perf_counter() + seconds
     out = run.run()
     s = out.stats

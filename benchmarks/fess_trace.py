@@ -33,7 +33,8 @@ import soko_gym
 from planners import SearchLimits
 from planners._kernels.fess_search import C_CELLS, C_NODES
 from planners.fess.advisors import ADVISORS
-from planners.fess.search import FessPlanner, _FessRun
+from planners.fess.run import FessRun
+from planners.fess.search import FessPlanner
 from soko_gym.engine.constants import FLOOR
 from soko_gym.levels.lurd import lurd_to_pushes
 
@@ -93,7 +94,7 @@ def region(board, boxes: set[int], start: int) -> set[int]:
     return seen
 
 
-def guidance(run: _FessRun, moves, final_player: int) -> int:
+def guidance(run: FessRun, moves, final_player: int) -> int:
     """Print the guidance report; the number of difficult moves."""
     names = list(ADVISORS)
     difficult = 0
@@ -128,7 +129,7 @@ def guidance(run: _FessRun, moves, final_player: int) -> int:
     return difficult
 
 
-def search(run: _FessRun, moves) -> None:
+def search(run: FessRun, moves) -> None:
     """Run the search to its deadline, then print where the solution's positions are."""
     out = run.run()
     tr = run.tree
@@ -186,10 +187,10 @@ def main() -> None:
     moves = macro_moves(level, lurd)
     final_player = int(lurd_to_pushes(level, lurd)[-1][0])  # where the last push starts
     print(f"{args.pack} {args.level}: known solution of {len(moves)} macro moves\n")
-    run = _FessRun(cfg, level.board, SearchLimits(), None)
+    run = FessRun(cfg, level.board, SearchLimits(), None)
     difficult = guidance(run, moves, final_player)
     print(f"\ndifficult moves (weight > 0) on the known solution: {difficult} of {len(moves)}")
-    run = _FessRun(cfg, level.board, SearchLimits(), time.perf_counter() + args.seconds)
+    run = FessRun(cfg, level.board, SearchLimits(), time.perf_counter() + args.seconds)
     search(run, moves)
 
 

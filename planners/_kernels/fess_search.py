@@ -1,6 +1,6 @@
 """The FESS search loop in kernels: the tree, the transposition table, the cells and the cycle.
 
-``planners.fess.search`` builds the level's tables and the root, then calls ``fess_run`` in
+``planners.fess.run`` builds the level's tables and the root, then calls ``fess_run`` in
 slices of expansions; Python only checks the deadline between slices, grows the arrays when a
 kernel asks for room (``FessTree`` is replaced by a larger copy, ``grow_tree``) and rebuilds
 the solution at the end. The search itself (Shoham, Sections 1, 3 and 7, see the module
@@ -787,7 +787,7 @@ def fess_run(t, sc, w, tree, dt, budget):
 
     The first call starts the search from the root (node 0: its boxes, hash, player, norm and
     features written by the caller, ``ctr`` all 0). Returns S_GROW before an expansion the
-    tree has no room for (``planners.fess.search`` grows it and calls again).
+    tree has no room for (``planners.fess.run`` grows it and calls again).
     """
     ctr = tree.ctr
     if ctr[C_NODES] == 0:

@@ -11,7 +11,8 @@ from planners._kernels.fess_moves import (
 )
 from planners._kernels.fess_search import K_DST, K_SRC
 from planners.fess.packing_plan import compute_packing_plan
-from planners.fess.search import FessPlanner, _FessRun
+from planners.fess.run import FessRun
+from planners.fess.search import FessPlanner
 from soko_gym.levels import Level, load_levels, verify
 
 
@@ -76,12 +77,12 @@ def test_limits_stop_the_search():
 def test_the_tree_grows_without_changing_the_search(monkeypatch):
     # the kernels stop for more room and go on where they were: the same search as with
     # room enough from the start
-    import planners.fess.search as fess_search
+    import planners.fess.run as run_module
 
     level = load_levels("xsokoban:31")[0]
     big = planners.solve(level, "fess", SearchLimits(max_nodes=3000))
-    monkeypatch.setattr(fess_search, "_FIRST_NODES", 8)
-    monkeypatch.setattr(fess_search, "_FIRST_MOVES", 16)
+    monkeypatch.setattr(run_module, "_FIRST_NODES", 8)
+    monkeypatch.setattr(run_module, "_FIRST_MOVES", 16)
     small = planners.solve(level, "fess", SearchLimits(max_nodes=3000))
     assert big.generated == small.generated == 3000
     for key in ("expanded_moves", "transpositions", "cells", "deadlocks", "advisor_hits"):
@@ -193,7 +194,7 @@ def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_d
 
 def _run(xsb):
     level = Level.from_xsb(xsb)
-    run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
+    run = FessRun(FessPlanner(), level.board, SearchLimits(), None)
     pos = level.board.start_boxes.astype(np.int32).copy()
     run._load(pos)
     return level.board, run, pos
@@ -272,7 +273,7 @@ def test_room_searches_that_only_run_out_get_cheaper_when_adaptive(adaptive):
     # Microban IV 86: one room holding its own targets; its room search must pack every box
     # to end, so at 1,024 positions it mostly runs out and proves nothing
     level = load_levels("microban4:86")[0]
-    run = _FessRun(
+    run = FessRun(
         FessPlanner(adaptive_budget=adaptive), level.board, SearchLimits(max_nodes=2000), None
     )
     run.run()
@@ -317,7 +318,7 @@ def test_every_push_of_a_known_solution_survives_the_move_generator(selection, o
     board = level.board
     known = planners.solve(level, "greedy", SearchLimits(max_seconds=30))
     assert known.solved
-    run = _FessRun(FessPlanner(**options), board, SearchLimits(max_nodes=3000), None)
+    run = FessRun(FessPlanner(**options), board, SearchLimits(max_nodes=3000), None)
     run.run()
     if selection == "microban4:71":  # the search there learns patterns: they are tested too
         assert len(run.learned) > 0
@@ -353,7 +354,7 @@ def test_move_features_match_the_feature_evaluator_on_the_child(selection):
 
     level = load_levels(selection)[0]
     board, run, pos = level.board, None, None
-    run = _FessRun(FessPlanner(pi_corrals=False), board, SearchLimits(), None)
+    run = FessRun(FessPlanner(pi_corrals=False), board, SearchLimits(), None)
     pos = board.start_boxes.astype(np.int32).copy()
     root = _root(run, board, pos)
     ev = FeatureEvaluator(board, run.rooms, run.features.hot)
@@ -429,7 +430,7 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
     for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
         result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
         assert result.solved
-        run = _FessRun(FessPlanner(), level.board, SearchLimits(), None)
+        run = FessRun(FessPlanner(), level.board, SearchLimits(), None)
         steps = []
         before = level.board.start_boxes.astype(np.int32)
         for i, ch in enumerate(result.lurd):
