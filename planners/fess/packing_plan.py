@@ -191,28 +191,24 @@ def push_reachable(board: Board) -> np.ndarray:
 def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
     """Sink rooms to try, best first, each with the target whose basin it serves.
 
-    First the paper's choice and its runners-up, the fed sink rooms (``fed_sinks``). Then
+    First the paper's choice and its runners-up, the fed sink rooms (``ranked_sinks``). Then
     every other room without targets that some basin meets, ranked by the boxes it holds at
     the start. Empty when no room qualifies.
     """
-    fed, rest = _sink_rooms(board, rooms, basins)
+    fed, rest = ranked_sinks(board, rooms, basins)
     return fed + rest
 
 
-def fed_sinks(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
-    """The fed sink rooms, best first, each with the target whose basin it serves.
-
-    Per target, the room its basin meets first (nearest by walking distance, rooms holding
-    targets excluded); ranked by the boxes of the initial position in that basin, then by the
-    basin's size. The first is the paper's sink room.
-    """
-    return _sink_rooms(board, rooms, basins)[0]
-
-
-def _sink_rooms(
+def ranked_sinks(
     board: Board, rooms: Rooms, basins: np.ndarray
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The fed sink rooms (``fed_sinks``) and the other rooms some basin meets."""
+    """The fed sink rooms and the other rooms some basin meets, each with a target it serves.
+
+    Fed: per target, the room its basin meets first (nearest by walking distance, rooms
+    holding targets excluded); ranked by the boxes of the initial position in that basin, then
+    by the basin's size. The first is the paper's sink room. Other: every other room without
+    targets that some basin meets, ranked by the boxes it holds at the start.
+    """
     goal_rooms = {int(rooms.room_id[g]) for g in board.goals.tolist()} - {-1}
     start = np.zeros(board.n_cells, dtype=bool)
     start[board.start_boxes] = True
@@ -352,7 +348,7 @@ def compute_packing_plan(
     deadline = None if max_seconds is None else t0 + max_seconds
     rooms = rooms if rooms is not None else analyze_rooms(board)
     basins = target_basins(board)
-    fed, rest = _sink_rooms(board, rooms, basins)
+    fed, rest = ranked_sinks(board, rooms, basins)
     # each candidate: its sink rooms and the targets whose basins make its basin
     candidates = [((r,), (g,)) for r, g in (fed + rest)[:max_sinks]]
     if sinks == "all" and len(fed) >= 2:

@@ -52,8 +52,7 @@ from planners.base import Outcome, Planner
 from planners.fess.advisors import ADVISORS
 from planners.fess.packing_plan import (
     SINKLESS,
-    fed_sinks,
-    sink_candidates,
+    ranked_sinks,
     target_basins,
 )
 from planners.fess.rooms import analyze_rooms
@@ -388,8 +387,9 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
             return False
     rooms = analyze_rooms(board)
     basins = target_basins(board)
-    has_sink = bool(sink_candidates(board, rooms, basins))
-    many_fed = len(fed_sinks(board, rooms, basins)) >= 2
+    fed, rest = ranked_sinks(board, rooms, basins)
+    has_sink = bool(fed or rest)
+    many_fed = len(fed) >= 2
 
     def plan_of(p: FessPlanner) -> tuple:
         if p.plan == "unordered" or (not has_sink and p.sinkless == "unordered"):

@@ -465,12 +465,12 @@ def test_packing_plan_with_every_fed_sink_room_feeds_the_targets_from_both_sides
     # XSokoban 66: the target room has two ways in, one from the left part of the level (11
     # boxes) and one from the right (7). The paper's single sink room serves one side only;
     # with every fed sink room at once, every box starts in the plan's basin.
-    from planners.fess.packing_plan import fed_sinks, target_basins
+    from planners.fess.packing_plan import ranked_sinks, target_basins
     from planners.fess.rooms import analyze_rooms
 
     board = load_levels("xsokoban:66")[0].board
     rooms = analyze_rooms(board)
-    fed = fed_sinks(board, rooms, target_basins(board))
+    fed, _ = ranked_sinks(board, rooms, target_basins(board))
     assert len(fed) == 2
     one = compute_packing_plan(board, rooms)
     both = compute_packing_plan(board, rooms, sinks="all")
