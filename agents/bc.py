@@ -1,7 +1,8 @@
 """Behaviour cloning, written in house: masked cross-entropy on an SB3 policy's action logits.
 
-The expert's action at each observation is the target; illegal actions (from the dataset's
-action masks) are removed from the softmax, so the loss only ranks legal actions. The value
+The expert's action at each observation is the target (or, for samples that carry one, a
+distribution over the actions: ``BCData.soft``); illegal actions (from the dataset's action
+masks) are removed from the softmax, so the loss only ranks legal actions. The value
 head can learn the discounted returns of the expert episodes at the same time, so that PPO
 fine-tuning starts with a critic that already knows solved positions are worth reaching.
 Datasets come from ``soko collect`` (``agents.datasets``: npz or Minari) or any arrays
@@ -33,6 +34,10 @@ class BCData:
         action_masks: bool[N, n_actions] legal actions at each.
         returns: float32[N] discounted return from each observation on, or None.
         episodes: int64[N] episode of each sample (for the validation split), or None.
+        soft: float32[M, n_actions] soft labels (distributions over the actions, e.g.
+            ``agents.dagger.ranked_targets``), or None; a sample with one is cloned toward
+            it instead of toward its one action.
+        soft_rows: int64[N] each sample's row of ``soft``, -1 for none (its action, one-hot).
     """
 
     observations: np.ndarray
@@ -40,6 +45,8 @@ class BCData:
     action_masks: np.ndarray
     returns: np.ndarray | None = None
     episodes: np.ndarray | None = None
+    soft: np.ndarray | None = None
+    soft_rows: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.actions)
@@ -52,6 +59,28 @@ class BCData:
             raise ValueError("BCData is empty: the dataset has no expert steps")
         if not self.action_masks[np.arange(n), self.actions].all():
             raise ValueError("BCData has expert actions that its action masks call illegal")
+        if (self.soft is None) != (self.soft_rows is None):
+            raise ValueError("BCData needs soft and soft_rows together")
+        if self.soft is not None and self.soft_rows is not None:
+            if self.soft.ndim != 2 or self.soft.shape[1] != self.action_masks.shape[1]:
+                raise ValueError(
+                    f"BCData soft labels must be [M, {self.action_masks.shape[1]}], "
+                    f"got {self.soft.shape}"
+                )
+            rows = self.soft_rows
+            if rows.shape != (n,) or rows.min() < -1 or rows.max() >= len(self.soft):
+                raise ValueError("BCData soft_rows must give each sample a row of soft or -1")
+
+    def targets(self, rows: np.ndarray) -> np.ndarray | None:
+        """float32[len(rows), n_actions] label distributions of ``rows`` (None without soft)."""
+        if self.soft is None or self.soft_rows is None:
+            return None
+        out = np.zeros((len(rows), self.action_masks.shape[1]), dtype=np.float32)
+        out[np.arange(len(rows)), self.actions[rows]] = 1.0
+        picked = self.soft_rows[rows]
+        has = picked >= 0
+        out[has] = self.soft[picked[has]]
+        return out
 
     def subset(self, rows: np.ndarray) -> BCData:
         """The samples ``rows``."""
@@ -65,6 +94,8 @@ class BCData:
             self.action_masks[rows],
             pick(self.returns),
             pick(self.episodes),
+            self.soft,
+            pick(self.soft_rows),
         )
 
 
@@ -235,11 +266,16 @@ def behaviour_clone(
         obs = torch.as_tensor(train.observations[rows])
         target = torch.as_tensor(train.actions[rows])
         mask = torch.as_tensor(train.action_masks[rows])
+        soft = train.targets(rows)
+        soft_t = None if soft is None else torch.as_tensor(soft)
         if augment is not None:
-            obs, target, mask = augment.apply(obs, target, mask, rng)
+            obs, target, mask, soft_t = augment.apply(obs, target, mask, rng, soft_t)
         logits, values = policy_outputs(policy, obs)
         logits = logits.masked_fill(~mask, -1e9)
-        loss = F.cross_entropy(logits, target)
+        if soft_t is None:
+            loss = F.cross_entropy(logits, target)
+        else:  # cross-entropy toward each sample's label distribution
+            loss = -(soft_t * torch.log_softmax(logits, dim=1)).sum(dim=1).mean()
         vloss = torch.zeros(())
         if use_value:
             vloss = F.mse_loss(values, torch.as_tensor(train.returns[rows]))
@@ -251,7 +287,7 @@ def behaviour_clone(
             schedule.step()
         losses += float(loss.detach()) * len(rows)
         vlosses += float(vloss.detach()) * len(rows)
-        hits += int((logits.argmax(dim=1) == target).sum())
+        hits += _hits(logits, target, soft_t)
         seen += len(rows)
         if step % config.log_every == 0 or step == steps:
             row = {
@@ -275,7 +311,10 @@ def behaviour_clone(
 
 
 def accuracy(policy: Any, data: BCData, batch: int = 1024) -> float:
-    """Share of ``data``'s samples where the policy's most likely legal action is the expert's."""
+    """Share of ``data``'s samples where the policy's most likely legal action is the label's.
+
+    With soft labels: an action the label weighs most (e.g. any of tied best pushes).
+    """
     import torch
 
     policy.set_training_mode(False)
@@ -285,10 +324,19 @@ def accuracy(policy: Any, data: BCData, batch: int = 1024) -> float:
             obs = torch.as_tensor(data.observations[i : i + batch])
             logits, _ = policy_outputs(policy, obs)
             logits = logits.masked_fill(~torch.as_tensor(data.action_masks[i : i + batch]), -1e9)
-            hits += int(
-                (logits.argmax(dim=1) == torch.as_tensor(data.actions[i : i + batch])).sum()
-            )
+            soft = data.targets(np.arange(i, min(i + batch, len(data.actions))))
+            target = torch.as_tensor(data.actions[i : i + batch])
+            hits += _hits(logits, target, None if soft is None else torch.as_tensor(soft))
     return hits / len(data.actions)
+
+
+def _hits(logits: Any, target: Any, soft: Any) -> int:
+    """Rows whose argmax is the target action, or (soft labels) one the label weighs most."""
+    chosen = logits.argmax(dim=1)
+    if soft is None:
+        return int((chosen == target).sum())
+    weight = soft.gather(1, chosen[:, None])[:, 0]
+    return int((weight >= soft.max(dim=1).values - 1e-6).sum())
 
 
 def _split(

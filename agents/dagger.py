@@ -34,6 +34,7 @@ from agents.bc import BCData, accuracy, behaviour_clone
 from agents.evaluation import act
 from agents.expert import PlannerPolicy, PositionKey, plan_actions, read_position
 from agents.train_config import DaggerConfig, TrainConfig
+from soko_gym.engine.actions import square_push_parts
 from soko_gym.execution import Backend, connect_ray, run_ordered
 
 DAGGER_COLUMNS = (
@@ -58,6 +59,8 @@ ENV_ACTION_SPACES = {"Sokoban-Push": "push", "Sokoban-Macro": "macro", "Sokoban-
 # a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
 # within the limit)
 Label = tuple[str, int]
+# a ranked label: the same and every push's cost (``rank_observation``)
+RankedLabel = tuple[str, int, np.ndarray]
 
 
 def action_space_of(env_id: str) -> str:
@@ -99,6 +102,66 @@ def label_observation(
     return ("dead" if result.status == "unsolvable" else "failed", -1)
 
 
+def rank_observation(
+    payload: tuple[np.ndarray, np.ndarray],
+    planner: str = "astar",
+    max_seconds: float = 5.0,
+) -> RankedLabel:
+    """A Push-env observation's pushes ranked by the planner (``DaggerConfig.targets="ranked"``).
+
+    Every legal push of ``payload = (planes, action_mask)`` is applied to the rebuilt position
+    and the position after it is solved: its cost is 1 + the pushes of that solution
+    (push-optimal with A*), ``inf`` when the planner proves the level unsolvable after it,
+    ``nan`` when it is illegal or the planner runs out of time.
+
+    Returns:
+        ("ok", a cheapest push, costs float32[n_actions]) when some push has a cost, else
+        ("dead", -1, costs) when every legal push loses the level, else ("failed", -1, costs).
+    """
+    import planners
+
+    planes, mask = payload
+    position = read_position(np.asarray(planes))
+    costs = np.full(len(mask), np.nan, dtype=np.float32)
+    limits = planners.SearchLimits(max_seconds=float(max_seconds))
+    offsets = position.offsets()
+    boxes = set(position.boxes)
+    for action in np.flatnonzero(mask).tolist():
+        square, direction = square_push_parts(action)
+        to = square + offsets[direction]
+        if square not in boxes or to in boxes or not position.floor[to]:
+            raise ValueError(f"push action {action} is not a push in this observation")
+        child = replace(position, boxes=tuple(sorted((boxes - {square}) | {to})), player=square)
+        if child.solved:
+            costs[action] = 1.0
+            continue
+        result = planners.solve(child.to_level(), planner, limits)
+        if result.solved:
+            costs[action] = 1.0 + sum(c.isupper() for c in result.lurd)
+        elif result.status == "unsolvable":
+            costs[action] = np.inf
+    finite = np.isfinite(costs)
+    if finite.any():
+        return ("ok", int(np.argmin(np.where(finite, costs, np.inf))), costs)
+    legal = np.asarray(mask, dtype=bool)
+    return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
+
+
+def ranked_targets(costs: np.ndarray, temperature: float) -> np.ndarray:
+    """Soft labels float32[N, n_actions] from push costs: ``exp(-(cost - best) / temperature)``.
+
+    Each row sums to 1 over its pushes with a finite cost; the others (losing, unknown or
+    illegal) get 0. Every row needs at least one finite cost.
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    finite = np.isfinite(costs)
+    if not finite.any(axis=1).all():
+        raise ValueError("every row of costs needs a push with a finite cost")
+    best = np.where(finite, costs, np.inf).min(axis=1, keepdims=True)
+    weights = np.where(finite, np.exp(-(np.where(finite, costs, 0.0) - best) / temperature), 0.0)
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
 class Labeller:
     """Labels observations with the planner, once per position (``PlannerPolicy.key``).
 
@@ -111,31 +174,50 @@ class Labeller:
 
     def __init__(self, dagger: DaggerConfig, action_space: str, ray: str | None = None) -> None:
         self.keyer = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
-        self.fn = partial(
-            label_observation,
-            planner=dagger.planner,
-            max_seconds=dagger.time_limit,
-            action_space=action_space,
+        self.ranked = dagger.targets == "ranked"
+        if self.ranked and action_space != "push":
+            raise ValueError(
+                f"ranked labels rank pushes: the action space must be 'push', got {action_space!r}"
+            )
+        self.fn: Callable[[Any], Any] = (
+            partial(rank_observation, planner=dagger.planner, max_seconds=dagger.time_limit)
+            if self.ranked
+            else partial(
+                label_observation,
+                planner=dagger.planner,
+                max_seconds=dagger.time_limit,
+                action_space=action_space,
+            )
         )
         jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
         self.backend = Backend(jobs=jobs, ray=ray)
-        self.cache: dict[PositionKey, Label] = {}
+        self.cache: dict[PositionKey, Any] = {}
         self.seconds = 0.0
 
     def key(self, planes: np.ndarray) -> PositionKey:
         """The position key of one observation."""
         return self.keyer.key(read_position(planes))
 
-    def label(self, observations: np.ndarray) -> list[Label]:
-        """A label per observation; positions not in the cache are planned (in parallel)."""
+    def label(self, observations: np.ndarray, masks: np.ndarray | None = None) -> list[Any]:
+        """A label per observation; positions not in the cache are planned (in parallel).
+
+        Ranked labels (``RankedLabel``) need each observation's action mask, ``masks``.
+        """
         keys = [self.key(o) for o in observations]
+        if self.ranked and (masks is None or len(masks) != len(observations)):
+            raise ValueError("ranked labels need one action mask per observation")
         todo: dict[PositionKey, int] = {}
         for i, k in enumerate(keys):
             if k not in self.cache and k not in todo:
                 todo[k] = i
         if todo:
             start = time.perf_counter()
-            payloads = [observations[i] for i in todo.values()]
+            payloads = [
+                (observations[i], masks[i])
+                if self.ranked and masks is not None
+                else observations[i]
+                for i in todo.values()
+            ]
             labels = run_ordered(self.fn, payloads, self.backend)
             self.seconds += time.perf_counter() - start
             self.cache.update(zip(todo, labels, strict=True))
@@ -227,6 +309,7 @@ class Aggregate:
     observations: list[np.ndarray] = field(default_factory=list)
     actions: list[np.ndarray] = field(default_factory=list)
     masks: list[np.ndarray] = field(default_factory=list)
+    targets: list[np.ndarray | None] = field(default_factory=list)  # soft labels, or None
     initial: int = 0  # samples of iteration 0's dataset (the first ``initial`` rows)
 
     def add(
@@ -235,12 +318,14 @@ class Aggregate:
         actions: np.ndarray,
         masks: np.ndarray,
         initial: bool = False,
+        targets: np.ndarray | None = None,
     ) -> None:
-        """Append samples (``initial``: iteration 0's dataset)."""
+        """Append samples (``initial``: iteration 0's dataset; ``targets``: soft labels)."""
         if len(actions):
             self.observations.append(observations)
             self.actions.append(np.asarray(actions, dtype=np.int64))
             self.masks.append(np.asarray(masks, dtype=bool))
+            self.targets.append(None if targets is None else np.asarray(targets, np.float32))
             if initial:
                 self.initial += len(actions)
 
@@ -262,10 +347,22 @@ class Aggregate:
 
     def data(self) -> BCData:
         """The aggregate as ``BCData`` (no returns: the labels carry no episode rewards)."""
+        soft = [t for t in self.targets if t is not None]
+        soft_rows = None
+        if soft:
+            soft_rows = np.full(len(self), -1, dtype=np.int64)
+            row = used = 0
+            for actions, targets in zip(self.actions, self.targets, strict=True):
+                if targets is not None:
+                    soft_rows[row : row + len(actions)] = np.arange(used, used + len(actions))
+                    used += len(actions)
+                row += len(actions)
         return BCData(
             np.concatenate(self.observations),
             np.concatenate(self.actions),
             np.concatenate(self.masks),
+            soft=np.concatenate(soft) if soft else None,
+            soft_rows=soft_rows,
         )
 
 
@@ -339,18 +436,24 @@ def run_dagger(
             got = rollout(
                 model, env, expert, beta, budget or dagger.labels, seen, rng, dagger.sample
             )
-            labels = labeller.label(got.observations) if len(got.observations) else []
-            ok = np.array([status == "ok" for status, _ in labels], dtype=bool)
-            actions = np.array([action for _, action in labels], dtype=np.int64)
+            labels = (
+                labeller.label(got.observations, got.action_masks) if len(got.observations) else []
+            )
+            ok = np.array([label[0] == "ok" for label in labels], dtype=bool)
+            actions = np.array([label[1] for label in labels], dtype=np.int64)
             if ok.any():
                 legal = got.action_masks[np.flatnonzero(ok), actions[ok]]
                 if not legal.all():
                     raise RuntimeError("the planner's label is illegal in the env's action mask")
-            aggregate.add(got.observations[ok], actions[ok], got.action_masks[ok])
+            targets = None
+            if labeller.ranked and ok.any():
+                costs = np.stack([label[2] for label, good in zip(labels, ok, strict=True) if good])
+                targets = ranked_targets(costs, dagger.temperature)
+            aggregate.add(got.observations[ok], actions[ok], got.action_masks[ok], targets=targets)
             row.update(beta=beta, visited=got.visited, new_states=len(labels))
             row.update(labelled=int(ok.sum()))
-            row.update(dead=sum(s == "dead" for s, _ in labels))
-            row.update(failed=sum(s == "failed" for s, _ in labels))
+            row.update(dead=sum(label[0] == "dead" for label in labels))
+            row.update(failed=sum(label[0] == "failed" for label in labels))
         row["label_seconds"] = labeller.seconds - label_start
         row["dataset"] = len(aggregate)
         loaded = iteration == 0 and initial is not None and config.init_model is not None
@@ -404,8 +507,7 @@ def _sample(data: BCData, n: int, rng: np.random.Generator) -> BCData:
     """At most ``n`` of ``data``'s samples, drawn without replacement (all when fewer)."""
     if len(data.actions) <= n:
         return data
-    pick = np.sort(rng.choice(len(data.actions), n, replace=False))
-    return BCData(data.observations[pick], data.actions[pick], data.action_masks[pick])
+    return data.subset(np.sort(rng.choice(len(data.actions), n, replace=False)))
 
 
 def _cell(value: Any) -> Any:

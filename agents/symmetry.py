@@ -121,12 +121,19 @@ class Symmetries:
         # mask after the move: column a' holds the old column a with actions[a] = a'
         self._inverse = [torch.as_tensor(np.argsort(s.actions)) for s in self.all]
 
-    def apply(self, obs: Any, actions: Any, masks: Any, rng: np.random.Generator) -> tuple:
-        """Each sample under a symmetry drawn at random (the identity among them)."""
+    def apply(
+        self, obs: Any, actions: Any, masks: Any, rng: np.random.Generator, soft: Any = None
+    ) -> tuple:
+        """Each sample under a symmetry drawn at random (the identity among them).
+
+        Returns (obs, actions, masks, soft): ``soft`` (per-action labels, or None) is mapped
+        as the masks are.
+        """
         import torch
 
         pick = rng.integers(len(self.all), size=len(actions))
         obs, actions, masks = obs.clone(), actions.clone(), masks.clone()
+        soft = None if soft is None else soft.clone()
         for j, sym in enumerate(self.all):
             rows = torch.as_tensor(np.flatnonzero(pick == j))
             if j == 0 or len(rows) == 0:
@@ -135,7 +142,9 @@ class Symmetries:
             obs[rows] = planes.flip(-1) if sym.mirror else planes
             actions[rows] = self._actions[j][actions[rows]]
             masks[rows] = masks[rows][:, self._inverse[j]]
-        return obs, actions, masks
+            if soft is not None:
+                soft[rows] = soft[rows][:, self._inverse[j]]
+        return obs, actions, masks, soft
 
 
 class SymmetryAveraged:

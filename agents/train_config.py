@@ -16,6 +16,7 @@ from typing import Any
 from soko_gym.levels.spec import parse_source, parse_sources
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "dagger", "rllib-ppo")
+DAGGER_TARGETS = ("action", "ranked")  # DaggerConfig.targets
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
@@ -214,6 +215,14 @@ class DaggerConfig:
             each retrain's minibatches is drawn from the positions the rollouts labelled, the
             rest from that dataset (0: every sample alike), so a large initial dataset does not
             drown the policy's own positions.
+        targets: what a rollout position is labelled with. "action": the expert's action
+            (one-hot). "ranked" (Push env only): the planner solves the position after every
+            legal push, and the label is a distribution over the pushes by their cost to go,
+            ``exp(-(cost - best) / temperature)``; pushes after which the level is proven
+            unsolvable get none, so the policy learns which pushes lose the level and that
+            tied best pushes are equally right (one planner call per legal push).
+        temperature: the "ranked" distribution's temperature in pushes (smaller: nearer to
+            uniform over the best pushes only).
     """
 
     iterations: int = 5
@@ -228,6 +237,8 @@ class DaggerConfig:
     jobs: int = 1
     retrain_steps: int = 0
     new_share: float = 0.0
+    targets: str = "action"
+    temperature: float = 0.5
 
 
 @dataclass
@@ -355,6 +366,11 @@ def check_config(config: TrainConfig) -> None:
         check_rllib(config.rllib)
     if config.algo == "dagger":
         check_dagger(config.dagger, config.rllib.ray_address)
+        if config.dagger.targets == "ranked" and not config.env.env_id.startswith("Sokoban-Push"):
+            raise ValueError(
+                "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
+                f"Sokoban-Push env, got {config.env.env_id!r}"
+            )
     if config.init_model is not None:
         if config.algo == "rllib-ppo":
             raise ValueError("init_model (--init-model) is for the stable-baselines3 algos")
@@ -401,6 +417,14 @@ def check_dagger(dagger: DaggerConfig, ray: str | None = None) -> None:
         )
     if isinstance(dagger.jobs, bool) or not isinstance(dagger.jobs, int) or dagger.jobs < 1:
         raise ValueError(f"dagger.jobs (--jobs) must be an int >= 1, got {dagger.jobs!r}")
+    if dagger.targets not in DAGGER_TARGETS:
+        raise ValueError(
+            f"dagger.targets (--dagger-targets) must be one of {DAGGER_TARGETS}, "
+            f"got {dagger.targets!r}"
+        )
+    value = dagger.temperature
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"dagger.temperature (--dagger-temperature) must be > 0, got {value!r}")
     if ray is not None and (not isinstance(ray, str) or not ray.strip()):
         raise ValueError(f"--ray must be 'local', 'auto' or a cluster address, got {ray!r}")
     import planners

@@ -326,3 +326,192 @@ def test_behaviour_clone__weights_decide_which_samples_are_learned():
         assert int(action) == favoured
     with pytest.raises(ValueError, match="weights"):
         behaviour_clone(model.policy, data, 1, config, weights=np.zeros(n))
+
+
+# a box beside the player and its goal: left of it a corner, right of it the goal
+RANKED = """\
+######
+#    #
+# .$@#
+######
+"""
+
+
+def _first(levels, env_id="Sokoban-Push-v0"):
+    env = gym.make(env_id, levels=soko_gym.Level.from_xsb(levels), dead_plane=True)
+    obs, info = env.reset(seed=0)
+    return obs, np.asarray(info["action_mask"], dtype=bool)
+
+
+def test_rank_observation__costs_are_one_plus_the_optimal_pushes_after_each_push():
+    from agents.dagger import rank_observation
+
+    for obs, mask in zip(*_visited_with_masks(16), strict=True):
+        status, best, costs = rank_observation((obs, mask))
+        assert np.isnan(costs[~mask]).all()
+        position = read_position(obs)
+        for action in np.flatnonzero(mask):
+            square, direction = int(action) >> 2, int(action) & 3
+            to = square + position.offsets()[direction]
+            child = replace(
+                position,
+                boxes=tuple(sorted((set(position.boxes) - {square}) | {to})),
+                player=square,
+            )
+            result = planners.solve(child.to_level(), "astar", planners.SearchLimits(5.0))
+            if child.solved:
+                assert costs[action] == 1
+            elif result.solved:
+                assert costs[action] == 1 + sum(c.isupper() for c in result.lurd)
+            else:
+                assert costs[action] == np.inf
+        if status == "ok":
+            # the cheapest push is one push better than the position itself
+            whole = planners.solve(position.to_level(), "astar", planners.SearchLimits(5.0))
+            assert costs[best] == np.nanmin(np.where(np.isinf(costs), np.nan, costs))
+            assert costs[best] == sum(c.isupper() for c in whole.lurd)
+        else:
+            assert status == "dead" and best == -1 and np.isinf(costs[mask]).all()
+
+
+def _visited_with_masks(n):
+    env = gym.make("Sokoban-Push-v0", levels=GEN7, dead_plane=True, deadlock_termination=False)
+    rng = np.random.default_rng(3)
+    out, masks = [], []
+    obs, info = env.reset(seed=3)
+    while len(out) < n:
+        legal = np.flatnonzero(info["action_mask"])
+        if legal.size == 0:
+            obs, info = env.reset()
+            continue
+        out.append(obs)
+        masks.append(np.asarray(info["action_mask"], dtype=bool))
+        obs, _, term, trunc, info = env.step(int(rng.choice(legal)))
+        if term or trunc or rng.random() < 0.2:
+            obs, info = env.reset()
+    return np.stack(out), np.stack(masks)
+
+
+def test_rank_observation__a_losing_push_costs_inf_and_a_solving_push_1():
+    from agents.dagger import rank_observation, ranked_targets
+
+    obs, mask = _first(RANKED)
+    status, best, costs = rank_observation((obs, mask))
+    legal = np.flatnonzero(mask)
+    assert status == "ok" and costs[best] == 1
+    assert sorted(costs[legal].tolist()) == [1.0, np.inf] or costs[legal].tolist() == [1.0]
+    targets = ranked_targets(costs[None], 0.5)[0]
+    assert targets[best] == pytest.approx(1.0) and targets.sum() == pytest.approx(1.0)
+
+
+def test_ranked_targets__ties_share_worse_pushes_fade_losing_pushes_get_nothing():
+    from agents.dagger import ranked_targets
+
+    costs = np.array([[5, 5, 7, np.inf, np.nan], [np.nan, 3, np.inf, 4, 3]], dtype=np.float32)
+    t = ranked_targets(costs, 0.5)
+    assert t.sum(axis=1) == pytest.approx([1.0, 1.0])
+    assert t[0, 0] == t[0, 1] > t[0, 2] > 0 and t[0, 3] == t[0, 4] == 0
+    assert t[0, 2] / t[0, 0] == pytest.approx(np.exp(-4))
+    assert t[1, 1] == t[1, 4] > t[1, 3] and t[1, 0] == t[1, 2] == 0
+    sharper = ranked_targets(costs, 0.1)
+    assert sharper[0, 2] < t[0, 2]
+    with pytest.raises(ValueError, match="finite"):
+        ranked_targets(np.array([[np.inf, np.nan]]), 0.5)
+
+
+def test_labeller__ranked_labels_need_masks_and_the_push_space():
+    observations, masks = _visited_with_masks(6)
+    labeller = Labeller(DaggerConfig(targets="ranked"), "push")
+    with pytest.raises(ValueError, match="mask"):
+        labeller.label(observations)
+    labels = labeller.label(observations, masks)
+    assert all(len(label) == 3 for label in labels)
+    with pytest.raises(ValueError, match="push"):
+        Labeller(DaggerConfig(targets="ranked"), "move")
+
+
+def test_bc_data__targets_are_one_hot_except_rows_with_soft_labels():
+    from agents.bc import BCData
+
+    n, k = 4, 3
+    soft = np.array([[0.0, 0.5, 0.5]], dtype=np.float32)
+    data = BCData(
+        np.zeros((n, 5, 2, 2), np.uint8),
+        np.array([0, 1, 2, 1]),
+        np.ones((n, k), bool),
+        soft=soft,
+        soft_rows=np.array([-1, -1, -1, 0]),
+    )
+    t = data.targets(np.arange(n))
+    assert (t[:3] == np.eye(k)[[0, 1, 2]]).all() and (t[3] == soft[0]).all()
+    part = data.subset(np.array([3, 0]))
+    assert (part.targets(np.arange(2)) == np.stack([soft[0], np.eye(k)[0]])).all()
+    assert BCData(data.observations, data.actions, data.action_masks).targets(np.arange(n)) is None
+    with pytest.raises(ValueError, match="soft_rows"):
+        BCData(data.observations, data.actions, data.action_masks, soft=soft)
+    with pytest.raises(ValueError, match="soft_rows"):
+        BCData(
+            data.observations,
+            data.actions,
+            data.action_masks,
+            soft=soft,
+            soft_rows=np.array([-1, -1, -1, 1]),
+        )
+
+
+def test_behaviour_clone__soft_labels_split_the_policy_between_tied_pushes():
+    """One observation whose label is half one push, half another: the policy learns both
+    (one-hot labels on the same data would learn only the first)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.bc import BCData, behaviour_clone
+    from agents.evaluation import policy_log_probs
+    from agents.features import MaskableSquarePolicy
+    from agents.train_config import BCConfig
+
+    level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
+    env = gym.make("Sokoban-Push-v0", levels=level)
+    obs, info = env.reset(seed=0)
+    mask = np.asarray(info["action_mask"], bool)
+    a, b = (int(x) for x in np.flatnonzero(mask)[:2])
+    soft = np.zeros((1, len(mask)), np.float32)
+    soft[0, [a, b]] = 0.5
+    n = 64
+    data = BCData(
+        np.repeat(obs[None], n, 0),
+        np.full(n, a),
+        np.repeat(mask[None], n, 0),
+        soft=soft,
+        soft_rows=np.zeros(n, np.int64),
+    )
+    model = MaskablePPO(
+        MaskableSquarePolicy,
+        env,
+        policy_kwargs={"features_extractor_kwargs": {"channels": 8, "n_layers": 2}},
+        seed=0,
+    )
+    config = BCConfig(batch_size=32, learning_rate=3e-3, lr_end=1e-4, val_fraction=0.0)
+    behaviour_clone(model.policy, data, 80, config)
+    p = np.where(mask, np.exp(policy_log_probs(model.policy, obs[None])[0].numpy()), 0.0)
+    p /= p.sum()  # among the legal pushes, as the masked policy plays
+    assert p[a] == pytest.approx(0.5, abs=0.1) and p[b] == pytest.approx(0.5, abs=0.1)
+
+
+def test_dagger__ranked_targets_train_on_soft_labels(tmp_path):
+    config = dagger_config(tmp_path, "ranked", labels=20, targets="ranked", beta0=0.0)
+    result = train(config)
+    rows = read_csv(result.out / "dagger.csv")
+    assert len(rows) == 2 and all(int(r["new_states"]) == 20 for r in rows)
+    assert int(rows[1]["dataset"]) == int(rows[0]["labelled"]) + int(rows[1]["labelled"]) > 0
+    assert load_model(result.model_path) is not None
+
+
+def test_check_config__ranked_targets_need_the_push_env_and_a_positive_temperature(tmp_path):
+    config = dagger_config(tmp_path, "x", targets="ranked")
+    config.env = replace(config.env, env_id="Sokoban-Move-v0")
+    with pytest.raises(ValueError, match="--dagger-targets"):
+        check_config(config)
+    with pytest.raises(ValueError, match="--dagger-targets"):
+        check_config(dagger_config(tmp_path, "x", targets="best"))
+    with pytest.raises(ValueError, match="--dagger-temperature"):
+        check_config(dagger_config(tmp_path, "x", targets="ranked", temperature=0.0))

@@ -75,7 +75,8 @@ def test_torch_minibatch_augmentation_agrees_with_numpy():
     o = torch.as_tensor(np.repeat(obs[None], batch, axis=0))
     a = torch.full((batch,), action)
     m = torch.as_tensor(np.repeat(mask[None], batch, axis=0))
-    o2, a2, m2 = aug.apply(o, a, m, np.random.default_rng(0))
+    o2, a2, m2, s2 = aug.apply(o, a, m, np.random.default_rng(0), m.float())
+    assert (s2 == m2.float()).all()  # per-action labels move with the actions
     seen = set()
     for i in range(batch):
         match = [
