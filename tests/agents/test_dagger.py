@@ -290,14 +290,27 @@ def test_gradient_steps__retrain_steps_apply_after_iteration_0(tmp_path):
     assert gradient_steps(config, 10_000, 1) == gradient_steps(config, 10_000, 3) == 7
 
 
+def _tiny_maskable(env):
+    """A small MaskablePPO square-network model for ``env`` and a fast cloning config."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.features import MaskableSquarePolicy
+    from agents.train_config import BCConfig
+
+    model = MaskablePPO(
+        MaskableSquarePolicy,
+        env,
+        policy_kwargs={"features_extractor_kwargs": {"channels": 8, "n_layers": 2}},
+        seed=0,
+    )
+    return model, BCConfig(batch_size=32, learning_rate=3e-3, lr_end=1e-4, val_fraction=0.0)
+
+
 def test_behaviour_clone__weights_decide_which_samples_are_learned():
     """Two halves that disagree on one observation: the policy learns the half it is given
     weight on, as DAgger's ``new_share`` relies on."""
-    from sb3_contrib import MaskablePPO
 
     from agents.bc import BCData, behaviour_clone
-    from agents.features import MaskableSquarePolicy
-    from agents.train_config import BCConfig
 
     level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
     env = gym.make("Sokoban-Push-v0", levels=level)
@@ -314,13 +327,7 @@ def test_behaviour_clone__weights_decide_which_samples_are_learned():
     for favoured, weights in ((a, np.r_[np.ones(n // 2), np.zeros(n // 2)]), (b, None)):
         if weights is None:
             weights = np.r_[np.zeros(n // 2), np.ones(n // 2)]
-        model = MaskablePPO(
-            MaskableSquarePolicy,
-            env,
-            policy_kwargs={"features_extractor_kwargs": {"channels": 8, "n_layers": 2}},
-            seed=0,
-        )
-        config = BCConfig(batch_size=32, learning_rate=3e-3, lr_end=1e-4, val_fraction=0.0)
+        model, config = _tiny_maskable(env)
         behaviour_clone(model.policy, data, 60, config, weights=weights)
         action, _ = model.predict(obs, action_masks=info["action_mask"], deterministic=True)
         assert int(action) == favoured
@@ -462,12 +469,9 @@ def test_bc_data__targets_are_one_hot_except_rows_with_soft_labels():
 def test_behaviour_clone__soft_labels_split_the_policy_between_tied_pushes():
     """One observation whose label is half one push, half another: the policy learns both
     (one-hot labels on the same data would learn only the first)."""
-    from sb3_contrib import MaskablePPO
 
     from agents.bc import BCData, behaviour_clone
     from agents.evaluation import policy_log_probs
-    from agents.features import MaskableSquarePolicy
-    from agents.train_config import BCConfig
 
     level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
     env = gym.make("Sokoban-Push-v0", levels=level)
@@ -484,13 +488,7 @@ def test_behaviour_clone__soft_labels_split_the_policy_between_tied_pushes():
         soft=soft,
         soft_rows=np.zeros(n, np.int64),
     )
-    model = MaskablePPO(
-        MaskableSquarePolicy,
-        env,
-        policy_kwargs={"features_extractor_kwargs": {"channels": 8, "n_layers": 2}},
-        seed=0,
-    )
-    config = BCConfig(batch_size=32, learning_rate=3e-3, lr_end=1e-4, val_fraction=0.0)
+    model, config = _tiny_maskable(env)
     behaviour_clone(model.policy, data, 80, config)
     p = np.where(mask, np.exp(policy_log_probs(model.policy, obs[None])[0].numpy()), 0.0)
     p /= p.sum()  # among the legal pushes, as the masked policy plays
