@@ -5,6 +5,10 @@ expert's action instead with probability ``beta_i = beta0 * decay**i``, labels t
 visited with the planner's action (a fresh plan from the position rebuilt from the observation
 planes, as ``agents.expert`` reads it), adds them to every earlier iteration's samples and
 clones the aggregate into the policy again (``agents.bc.behaviour_clone``, warm-started).
+With ranked labels (``DaggerConfig.targets="ranked"``, Push env) a position is labelled with
+every legal push's cost to go instead (``rank_observation``, one plan per push) and cloned
+toward a distribution over the pushes (``ranked_targets``): the policy learns which pushes
+lose the level, not only which one the expert took.
 Iteration 0 clones a ``soko collect`` dataset when ``bc.dataset`` is set, else rolls out the
 expert (``beta_0``, 1 by default). Positions are deduplicated by ``PlannerPolicy.key`` before
 labelling, and a position labelled once is never sent to the planner again. A position the
