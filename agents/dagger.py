@@ -38,7 +38,6 @@ from agents.bc import BCData, accuracy, behaviour_clone
 from agents.evaluation import act
 from agents.expert import PlannerPolicy, PositionKey, plan_actions, read_position
 from agents.train_config import DaggerConfig, TrainConfig
-from soko_gym.engine.actions import square_push_parts
 from soko_gym.execution import Backend, connect_ray, run_ordered
 
 DAGGER_COLUMNS = (
@@ -128,14 +127,8 @@ def rank_observation(
     position = read_position(np.asarray(planes))
     costs = np.full(len(mask), np.nan, dtype=np.float32)
     limits = planners.SearchLimits(max_seconds=float(max_seconds))
-    offsets = position.offsets()
-    boxes = set(position.boxes)
     for action in np.flatnonzero(mask).tolist():
-        square, direction = square_push_parts(action)
-        to = square + offsets[direction]
-        if square not in boxes or to in boxes or not position.floor[to]:
-            raise ValueError(f"push action {action} is not a push in this observation")
-        child = replace(position, boxes=tuple(sorted((boxes - {square}) | {to})), player=square)
+        child = position.after_push(action)
         if child.solved:
             costs[action] = 1.0
             continue
@@ -216,12 +209,10 @@ class Labeller:
                 todo[k] = i
         if todo:
             start = time.perf_counter()
-            payloads = [
-                (observations[i], masks[i])
-                if self.ranked and masks is not None
-                else observations[i]
-                for i in todo.values()
-            ]
+            rows = list(todo.values())
+            payloads: list[Any] = [observations[i] for i in rows]
+            if self.ranked and masks is not None:  # masks checked above
+                payloads = [(observations[i], masks[i]) for i in rows]
             labels = run_ordered(self.fn, payloads, self.backend)
             self.seconds += time.perf_counter() - start
             self.cache.update(zip(todo, labels, strict=True))

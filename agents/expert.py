@@ -10,7 +10,7 @@ and a position that is not on any plan (the env went elsewhere) is solved again:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -128,6 +128,19 @@ class Position:
         stack = np.empty(self.n_cells, dtype=SQUARE_DTYPE)
         offsets = np.array(self.offsets(), dtype=SQUARE_DTYPE)
         return int(reach_player(box_at, offsets, player, stamps, stack)[1])
+
+    def after_push(self, action: int) -> Position:
+        """The position after Push-env action ``action`` (the player stands where the box was).
+
+        Raises:
+            ValueError: when ``action`` pushes no box, or pushes it into a wall or a box.
+        """
+        square, direction = square_push_parts(action)
+        to = square + self.offsets()[direction]
+        boxes = set(self.boxes)
+        if square not in boxes or to in boxes or not 0 <= to < self.n_cells or not self.floor[to]:
+            raise ValueError(f"push action {action} is not a push in this position")
+        return replace(self, boxes=tuple(sorted((boxes - {square}) | {to})), player=square)
 
     def to_level(self) -> Level:
         """The position as a Level, cropped to the bounding box of the walls."""

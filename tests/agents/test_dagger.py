@@ -358,13 +358,7 @@ def test_rank_observation__costs_are_one_plus_the_optimal_pushes_after_each_push
         assert np.isnan(costs[~mask]).all()
         position = read_position(obs)
         for action in np.flatnonzero(mask):
-            square, direction = int(action) >> 2, int(action) & 3
-            to = square + position.offsets()[direction]
-            child = replace(
-                position,
-                boxes=tuple(sorted((set(position.boxes) - {square}) | {to})),
-                player=square,
-            )
+            child = position.after_push(int(action))
             result = planners.solve(child.to_level(), "astar", planners.SearchLimits(5.0))
             if child.solved:
                 assert costs[action] == 1
@@ -513,3 +507,19 @@ def test_check_config__ranked_targets_need_the_push_env_and_a_positive_temperatu
         check_config(dagger_config(tmp_path, "x", targets="best"))
     with pytest.raises(ValueError, match="--dagger-temperature"):
         check_config(dagger_config(tmp_path, "x", targets="ranked", temperature=0.0))
+
+
+def test_position_after_push__moves_the_box_and_puts_the_player_behind_it():
+    obs, mask = _first(RANKED)
+    position = read_position(obs)
+    (box,) = position.boxes
+    for action in np.flatnonzero(mask).tolist():
+        child = position.after_push(action)
+        square, direction = action >> 2, action & 3
+        assert square == box and child.player == box
+        assert child.boxes == (box + position.offsets()[direction],)
+    down = box * 4 + 1  # engine order up, down, left, right: a wall below the box
+    with pytest.raises(ValueError, match="not a push"):
+        position.after_push(down)
+    with pytest.raises(ValueError, match="not a push"):
+        position.after_push(position.player * 4 + 2)  # no box on the player's square
