@@ -74,6 +74,7 @@ _PORTFOLIO_OTHER: dict[str, Any] = {
     **_PORTFOLIO_PROBE,
     "room_axis": False,
     "plan_sinks": 1,
+    "plan_first_nodes": None,
     "cells": "lexicographic",
 }
 
@@ -120,8 +121,13 @@ class FessPlanner(Planner):
             in the feature order (out of plan, packed, connectivity, room connectivity);
             "dominated", only those whose cell is better on no feature and worse on one, so
             a move that trades one feature for another opens its own cell.
-        plan_nodes: most positions of the packing-plan search.
-        plan_seconds: time budget of the packing-plan search.
+        plan_nodes: most positions of the packing-plan search, per sink room tried.
+        plan_first_nodes: most positions for the paper's sink room when its plan is
+            incomplete at ``plan_nodes``: it searches on after the runners-up and its plan is
+            taken when as good as theirs (``compute_packing_plan(first_nodes=...)``; XSokoban
+            66 and Sasquatch 12 fall to it); None: ``plan_nodes`` for every sink room.
+        plan_seconds: time budget of the packing-plan search (and at most a fifth of the
+            level's time limit).
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
             boxes on the board (1: the paper's choice only).
         sinkless: with plan "sink" or "targets", the plan of a level that has no sink room
@@ -173,7 +179,8 @@ class FessPlanner(Planner):
         plan: str = "sink",
         deadlock_budget: int = 1024,
         plan_nodes: int = 3000,
-        plan_seconds: float = 5.0,
+        plan_first_nodes: int | None = 30000,
+        plan_seconds: float = 15.0,
         plan_sinks: int = 4,
         sinkless: str = "ordered",
         adaptive_budget: bool = True,
@@ -207,6 +214,14 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
+        if plan_first_nodes is not None and (
+            isinstance(plan_first_nodes, bool)
+            or not isinstance(plan_first_nodes, int)
+            or plan_first_nodes < 1
+        ):
+            raise ValueError(
+                f"plan_first_nodes must be a positive integer or None, got {plan_first_nodes!r}"
+            )
         if cells not in CELL_RULES:
             raise ValueError(f"cells must be one of {', '.join(CELL_RULES)}, got {cells!r}")
         if sinkless not in SINKLESS:
@@ -225,6 +240,7 @@ class FessPlanner(Planner):
         self.plan = plan
         self.deadlock_budget = deadlock_budget
         self.plan_nodes = plan_nodes
+        self.plan_first_nodes = plan_first_nodes
         self.plan_seconds = plan_seconds
         self.plan_sinks = plan_sinks
         self.sinkless = sinkless
@@ -265,9 +281,10 @@ class FessPlanner(Planner):
           stage's configuration with the plan "sinks" (Sasquatch 27 and 38 fall to it);
         - until ``PORTFOLIO_FALLBACK_AFTER`` seconds in all, the most different
           configuration: the 3-D feature space (no room-connectivity axis, the paper's
-          alternative), the paper's sink room even when its plan is incomplete, the
-          lexicographic cell rule, no PI-corral pruning (XSokoban 40 and 71, Sasquatch 33
-          and 35, Microban III 47 and IV 69 fall to it);
+          alternative), the paper's sink room even when its plan is incomplete (at
+          ``plan_nodes``, not searched deeper), the lexicographic cell rule, no PI-corral
+          pruning (XSokoban 40 and 71, Sasquatch 33 and 35, Microban III 47 and IV 69 fall to
+          it);
         - then, on levels where that changes the plan, the plan "targets" (no sink room) with
           PI-corral pruning (XSokoban 85 in about 3 minutes, round 8).
         Every stage of worker 1 takes the unordered plan on a level without a sink room (the
@@ -379,7 +396,9 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     give the level another plan (a level without a sink room gets its ``sinkless`` plan from
     "sink" and "targets" alike).
     """
-    plan_options = ("plan", "plan_sinks", "plan_nodes", "plan_seconds", "sinkless")
+    plan_options = (
+        "plan", "plan_sinks", "plan_nodes", "plan_first_nodes", "plan_seconds", "sinkless"
+    )  # fmt: skip
     for name, value in vars(a).items():
         if name in (*plan_options, "fallback", "fallback_after", "stop_check"):
             continue
@@ -397,8 +416,8 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
         if p.plan == "targets" or not has_sink:
             return ("ordered", p.plan_nodes, p.plan_seconds)
         if p.plan == "sinks" and many_fed:
-            return ("sinks", p.plan_nodes, p.plan_seconds)
-        return ("sink", p.plan_sinks, p.plan_nodes, p.plan_seconds)
+            return ("sinks", p.plan_nodes, p.plan_first_nodes, p.plan_seconds)
+        return ("sink", p.plan_sinks, p.plan_nodes, p.plan_first_nodes, p.plan_seconds)
 
     return plan_of(a) == plan_of(b)
 

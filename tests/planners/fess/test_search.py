@@ -461,6 +461,35 @@ def test_packing_plan_tries_the_next_sink_room_when_the_first_cannot_be_emptied_
         compute_packing_plan(board, max_sinks=0)
 
 
+def test_packing_plan_searches_the_papers_sink_room_deeper_before_the_runners_up():
+    # XSokoban 66: at 3,000 positions the paper's sink room (left) cannot empty the targets
+    # through its one door and the runner-up (right) is taken, leaving the left side's boxes
+    # out of plan; searched on, the paper's choice empties the board.
+    from planners.fess.packing_plan import ranked_sinks, target_basins
+    from planners.fess.rooms import analyze_rooms
+
+    board = load_levels("xsokoban:66")[0].board
+    rooms = analyze_rooms(board)
+    fed, rest = ranked_sinks(board, rooms, target_basins(board))
+    papers = (fed + rest)[0][0]
+    shallow = compute_packing_plan(board, rooms, max_seconds=None)
+    deep = compute_packing_plan(board, rooms, max_seconds=None, first_nodes=30000)
+    assert shallow.sink_room != papers and shallow.complete
+    assert deep.sink_room == papers and deep.complete and deep.left == 0
+    assert 3000 < deep.nodes <= 30000
+    assert int(deep.basin[board.start_boxes].sum()) > int(shallow.basin[board.start_boxes].sum())
+    # a plan already complete at the shallow budget is kept position for position
+    board = load_levels("xsokoban:1")[0].board
+    a, b = compute_packing_plan(board), compute_packing_plan(board, first_nodes=30000)
+    assert a.src.tolist() == b.src.tolist() and a.dst.tolist() == b.dst.tolist()
+    assert a.nodes == b.nodes
+    with pytest.raises(ValueError, match="first_nodes"):
+        compute_packing_plan(board, first_nodes=0)
+    for bad in (0, -5, True, 2.5):
+        with pytest.raises(ValueError, match="plan_first_nodes"):
+            planners.get_planner("fess", plan_first_nodes=bad)
+
+
 def test_packing_plan_with_every_fed_sink_room_feeds_the_targets_from_both_sides():
     # XSokoban 66: the target room has two ways in, one from the left part of the level (11
     # boxes) and one from the right (7). The paper's single sink room serves one side only;
@@ -628,3 +657,6 @@ def test_same_search_compares_the_plan_a_level_gets_and_every_search_option():
     assert not _same_search(default, FessPlanner(sinkless="unordered"), sinkless)
     assert not _same_search(default, FessPlanner(pi_corrals=False), sinkless)
     assert _same_search(default, FessPlanner(plan_sinks=1), sinkless)
+    shallow = FessPlanner(plan_first_nodes=None)  # a sink room's budget: no sink, no change
+    assert _same_search(default, shallow, sinkless)
+    assert not _same_search(default, shallow, with_sink)
