@@ -190,6 +190,7 @@ class FessRun:
                 self.rooms,
                 max_nodes=cfg.plan_nodes,
                 first_nodes=cfg.plan_first_nodes,
+                sinkless_nodes=cfg.sinkless_nodes,
                 max_seconds=plan_deadline,
                 use_sink=cfg.plan in ("sink", "sinks"),
                 max_sinks=cfg.plan_sinks,

@@ -126,6 +126,9 @@ class FessPlanner(Planner):
             incomplete at ``plan_nodes``: it searches on after the runners-up and its plan is
             taken when as good as theirs (``compute_packing_plan(first_nodes=...)``; XSokoban
             66 and Sasquatch 12 fall to it); None: ``plan_nodes`` for every sink room.
+        sinkless_nodes: most positions of the backward search ordering the targets of a
+            level without a sink room (``sinkless="ordered"``), None for ``plan_nodes``; see
+            ``compute_packing_plan(sinkless_nodes=...)``.
         plan_seconds: time budget of the packing-plan search (and at most a fifth of the
             level's time limit).
         plan_sinks: most sink rooms the packing plan tries when the paper's choice leaves
@@ -181,6 +184,7 @@ class FessPlanner(Planner):
         plan_nodes: int = 3000,
         plan_first_nodes: int | None = 30000,
         plan_seconds: float = 15.0,
+        sinkless_nodes: int | None = 100,
         plan_sinks: int = 4,
         sinkless: str = "ordered",
         adaptive_budget: bool = True,
@@ -214,6 +218,14 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
+        if sinkless_nodes is not None and (
+            isinstance(sinkless_nodes, bool)
+            or not isinstance(sinkless_nodes, int)
+            or sinkless_nodes < 1
+        ):
+            raise ValueError(
+                f"sinkless_nodes must be a positive integer or None, got {sinkless_nodes!r}"
+            )
         if plan_first_nodes is not None and (
             isinstance(plan_first_nodes, bool)
             or not isinstance(plan_first_nodes, int)
@@ -241,6 +253,7 @@ class FessPlanner(Planner):
         self.deadlock_budget = deadlock_budget
         self.plan_nodes = plan_nodes
         self.plan_first_nodes = plan_first_nodes
+        self.sinkless_nodes = sinkless_nodes
         self.plan_seconds = plan_seconds
         self.plan_sinks = plan_sinks
         self.sinkless = sinkless
@@ -397,7 +410,8 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     "sink" and "targets" alike).
     """
     plan_options = (
-        "plan", "plan_sinks", "plan_nodes", "plan_first_nodes", "plan_seconds", "sinkless"
+        "plan", "plan_sinks", "plan_nodes", "plan_first_nodes", "plan_seconds", "sinkless",
+        "sinkless_nodes",
     )  # fmt: skip
     for name, value in vars(a).items():
         if name in (*plan_options, "fallback", "fallback_after", "stop_check"):
@@ -413,7 +427,9 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     def plan_of(p: FessPlanner) -> tuple:
         if p.plan == "unordered" or (not has_sink and p.sinkless == "unordered"):
             return ("unordered",)
-        if p.plan == "targets" or not has_sink:
+        if not has_sink:
+            return ("ordered", p.sinkless_nodes or p.plan_nodes, p.plan_seconds)
+        if p.plan == "targets":
             return ("ordered", p.plan_nodes, p.plan_seconds)
         if p.plan == "sinks" and many_fed:
             return ("sinks", p.plan_nodes, p.plan_first_nodes, p.plan_seconds)
