@@ -38,8 +38,11 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
   pull, reversed, becomes a step filling the square the pull started from. A box that was not
   pulled into the sink comes from the square the pull ended on (a parking square), otherwise
   from outside the plan.
-  Without a sink room the plan holds the targets only: never-vacated targets first, then the
-  others in the reverse of the order the backward search first vacated them.
+  Without a sink room the plan holds the targets only: never-vacated targets first (farthest
+  from the start squares first), then the others in the reverse of the order the backward
+  search first vacated them. That search's budget is its own (``sinkless_nodes``): without a
+  sink its later positions are only boxes far from the targets, so a short search keeps the
+  order to what its first pulls show.
 """
 
 from __future__ import annotations
@@ -350,7 +353,8 @@ def compute_packing_plan(
             only boxes far from the targets, unrelated to the start; its first pulls say
             which targets empty first (to be filled last) and the targets never vacated are
             filled farthest from the start squares first. A small budget keeps the plan to
-            that (FESS's default, 100, solves Microban III 58 and IV 96; 3,000 neither).
+            that (FESS's default is 30: Microban IV 96 solved, and Microban IV complete
+            within 60 s; benchmarks/RESULTS.md, item 43).
     """
     if sinkless not in SINKLESS:
         raise ValueError(f"sinkless must be one of {', '.join(SINKLESS)}, got {sinkless!r}")

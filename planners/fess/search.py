@@ -184,7 +184,7 @@ class FessPlanner(Planner):
         plan_nodes: int = 3000,
         plan_first_nodes: int | None = 30000,
         plan_seconds: float = 15.0,
-        sinkless_nodes: int | None = 100,
+        sinkless_nodes: int | None = 30,
         plan_sinks: int = 4,
         sinkless: str = "ordered",
         adaptive_budget: bool = True,

@@ -490,6 +490,40 @@ def test_packing_plan_searches_the_papers_sink_room_deeper_before_the_runners_up
             planners.get_planner("fess", plan_first_nodes=bad)
 
 
+def test_sinkless_plan_keeps_the_backward_searchs_first_pulls_only():
+    # Microban IV 96 has no sink room: the plan orders its targets. At one position the
+    # backward search vacates none, and every target is filled farthest from the start
+    # squares first; a larger budget changes the order.
+    from planners.fess.packing_plan import walk_distance_from
+
+    board = load_levels("microban4:96")[0].board
+    geometric = compute_packing_plan(board, sinkless_nodes=1)
+    depth = walk_distance_from(board, board.start_boxes)[geometric.dst]
+    assert sorted(geometric.dst.tolist()) == sorted(board.goals.tolist())
+    assert (geometric.src == -1).all() and (np.diff(depth.astype(int)) <= 0).all()
+    assert geometric.sink_room == -1 and geometric.nodes < 10  # its roots, one per region
+    small = compute_packing_plan(board, sinkless_nodes=100)
+    assert small.nodes == 100 and small.dst.tolist() != geometric.dst.tolist()
+    assert compute_packing_plan(board).nodes == 3000  # None: max_nodes, as before
+    with pytest.raises(ValueError, match="sinkless_nodes"):
+        compute_packing_plan(board, sinkless_nodes=0)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="sinkless_nodes"):
+            planners.get_planner("fess", sinkless_nodes=bad)
+    # a level with a sink room ignores it
+    sink_level = load_levels("xsokoban:1")[0].board
+    a, b = compute_packing_plan(sink_level), compute_packing_plan(sink_level, sinkless_nodes=1)
+    assert a.dst.tolist() == b.dst.tolist() and a.nodes == b.nodes
+
+
+def test_fess_solves_a_sinkless_level_the_old_plan_budget_left_unsolved():
+    # Microban IV 96: unsolved within 60 s (2.3M positions) with the 3,000-position order;
+    # one worker, same search every time, so a node limit is the check
+    level = load_levels("microban4:96")[0]
+    result = planners.solve(level, "fess", SearchLimits(max_nodes=250_000))
+    assert result.solved and verify(level, result.lurd).ok
+
+
 def test_packing_plan_with_every_fed_sink_room_feeds_the_targets_from_both_sides():
     # XSokoban 66: the target room has two ways in, one from the left part of the level (11
     # boxes) and one from the right (7). The paper's single sink room serves one side only;
