@@ -218,22 +218,14 @@ class FessPlanner(Planner):
             )
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
-        if sinkless_nodes is not None and (
-            isinstance(sinkless_nodes, bool)
-            or not isinstance(sinkless_nodes, int)
-            or sinkless_nodes < 1
+        for name, value in (
+            ("plan_first_nodes", plan_first_nodes),
+            ("sinkless_nodes", sinkless_nodes),
         ):
-            raise ValueError(
-                f"sinkless_nodes must be a positive integer or None, got {sinkless_nodes!r}"
-            )
-        if plan_first_nodes is not None and (
-            isinstance(plan_first_nodes, bool)
-            or not isinstance(plan_first_nodes, int)
-            or plan_first_nodes < 1
-        ):
-            raise ValueError(
-                f"plan_first_nodes must be a positive integer or None, got {plan_first_nodes!r}"
-            )
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         if cells not in CELL_RULES:
             raise ValueError(f"cells must be one of {', '.join(CELL_RULES)}, got {cells!r}")
         if sinkless not in SINKLESS:
