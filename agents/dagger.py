@@ -210,9 +210,11 @@ class Labeller:
         if todo:
             start = time.perf_counter()
             rows = list(todo.values())
-            payloads: list[Any] = [observations[i] for i in rows]
-            if self.ranked and masks is not None:  # masks checked above
-                payloads = [(observations[i], masks[i]) for i in rows]
+            payloads: list[Any] = (
+                [(observations[i], masks[i]) for i in rows]
+                if self.ranked and masks is not None  # masks checked above
+                else [observations[i] for i in rows]
+            )
             labels = run_ordered(self.fn, payloads, self.backend)
             self.seconds += time.perf_counter() - start
             self.cache.update(zip(todo, labels, strict=True))

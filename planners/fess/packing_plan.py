@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -342,8 +343,8 @@ def compute_packing_plan(
             once, see above).
         first_nodes: when larger than ``max_nodes``, the first sink room tried (the paper's
             choice, or the fed rooms together with ``sinks="all"``), if its plan is still
-            incomplete at ``max_nodes``, searches again up to ``first_nodes`` positions
-            after the runners-up, in the time left, and its plan is taken when it ends as
+            incomplete at ``max_nodes``, searches on from there up to ``first_nodes``
+            positions after the runners-up, in the time left, and its plan is taken when it ends as
             good as the best found (a plan complete at ``max_nodes`` is kept as it is). The
             paper's choice is then kept wherever its plan can be completed at all: XSokoban
             66's paper sink empties the targets through one door after 25,541 positions,
@@ -387,7 +388,7 @@ def compute_packing_plan(
     reachable = push_reachable(board)
     chosen = None
     nodes = 0
-    papers = None  # the first candidate's search result
+    papers = None  # the first candidate: its search (to go on with) and what it found
     no_sink_room = not fed and not rest
     budget = sinkless_nodes if no_sink_room and sinkless_nodes is not None else max_nodes
     for sink_rooms, sink_goals in candidates or [((), ())]:
@@ -397,20 +398,20 @@ def compute_packing_plan(
         search = _PullSearch(board, near, sink, start_box, reachable)
         best = search.run(budget, deadline)
         nodes += search.n_nodes
-        papers = papers or (best, sink_rooms, sink_goals, sink)
+        papers = papers or (search, best, sink_rooms, sink_goals, sink)
         if chosen is None or (best.held, best.key[0]) < (chosen[0].held, chosen[0].key[0]):
             chosen = (best, sink_rooms, sink_goals, sink)
         if best.key[0] == 0:
             break
     deeper = first_nodes is not None and first_nodes > max_nodes
     in_time = deadline is None or time.perf_counter() < deadline
-    if deeper and in_time and candidates and papers is not None and papers[0].held > 0:
+    if deeper and in_time and candidates and papers is not None and papers[1].held > 0:
         # the paper's choice, incomplete so far, searches on last (time left, nothing lost)
-        # and is taken when it ends as good as the best plan found
-        _, sink_rooms, sink_goals, sink = papers
-        search = _PullSearch(board, near, sink, start_box, reachable)
+        # from where it stopped, and is taken when it ends as good as the best plan found
+        search, _, sink_rooms, sink_goals, sink = papers
+        shallow = search.n_nodes
         best = search.run(first_nodes, deadline)
-        nodes += search.n_nodes
+        nodes += search.n_nodes - shallow
         assert chosen is not None
         if (best.held, best.key[0]) <= (chosen[0].held, chosen[0].key[0]):
             chosen = (best, sink_rooms, sink_goals, sink)
@@ -465,6 +466,9 @@ class _PullSearch:
         self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
         self.reachable = reachable  # push_reachable(board)
         self.n_nodes = 0
+        self.limit = 0  # the node budget and deadline of the current ``run``
+        self.deadline: float | None = None
+        self._steps: Iterator[_PullNode] | None = None
 
     def _load(self, node: _PullNode) -> None:
         self.box_at[:] = -1
@@ -508,6 +512,22 @@ class _PullSearch:
         )
 
     def run(self, max_nodes: int, deadline: float | None) -> _PullNode:
+        """Search until ``max_nodes`` positions in all or ``deadline``; the best position.
+
+        A later call with a larger ``max_nodes`` goes on where this one stopped (the same
+        positions as one call with the larger budget), so a deeper search repeats nothing.
+        """
+        self.limit, self.deadline = max_nodes, deadline
+        if self._steps is None:
+            self._steps = self._search()
+        return next(self._steps)
+
+    def _search(self) -> Iterator[_PullNode]:
+        """The search; yields its best position at each stop, resumed by ``run``.
+
+        It stops at ``limit`` positions, at ``deadline``, on emptying the board and when no
+        move is left.
+        """
         b = self.board
         n = b.n_cells
         goals = b.goals
@@ -564,9 +584,12 @@ class _PullSearch:
             table.add((box_pos.tobytes(), on_board.tobytes(), int(norm)))
             add(_PullNode(box_pos, on_board, player, None, None, 0, root_key))
         i = 0
-        while active and best.key[0] > 0 and self.n_nodes < max_nodes:
-            if deadline is not None and time.perf_counter() > deadline:
-                break
+        while True:
+            assert best is not None
+            late = self.deadline is not None and time.perf_counter() > self.deadline
+            if not active or best.key[0] == 0 or self.n_nodes >= self.limit or late:
+                yield best
+                continue
             cell = active[i % len(active)]
             heap = heaps[cell]
             if not heap:
@@ -603,8 +626,6 @@ class _PullSearch:
             if child.cell > node.cell:  # worse: stays in its best ancestor's cell
                 child.cell = node.cell
             add(child)
-        assert best is not None
-        return best
 
 
 def _target_order(
