@@ -5,16 +5,16 @@
 Per level: the packing plan (complete or not, steps), nodes, nodes per second of search,
 feature-space cells, the most plan steps any position realised, the share of positions later
 marked dead, deadlocks by kind, the corral searches the run made (memo hits, searches, those cut
-short by their budget, positions expanded per search), and the time split. The search runs in
-one kernel, so the split is measured by replaying a stretch of the run's own positions through
-each part on its own (memos and the generator's feature cache emptied, then warmed by the ten
-times as many positions made just before the stretch): the move generator, the advisors and
-move order (with PI-corral pruning), and each node-level deadlock test; each part's time per
-position is multiplied by the positions the search gave it (generated, tested: ``lazy`` and
-``lazy_tests`` leave some positions without moves or tests); "loop" is what is left of the
-measured search time (the cell cycle, the transposition table, dead marking). Each part's
-share: its time per position times the positions the search made it handle, over the search
-time (or over the parts' sum when that is larger).
+short by their budget, positions expanded per search, second looks with frozen boxes as walls),
+and the time split. The search runs in one kernel, so the split is measured by replaying a
+stretch of the run's own positions through each part on its own (memos and the generator's
+feature cache emptied, then warmed by the ten times as many positions made just before the
+stretch): the move generator, the advisors and move order (with PI-corral pruning), and each
+node-level deadlock test; each part's time per position is multiplied by the positions the
+search gave it (generated, tested: ``lazy`` and ``lazy_tests`` leave some positions without
+moves or tests); "loop" is what is left of the measured search time (the cell cycle, the
+transposition table, dead marking). Each part's share: its time per position times the positions
+the search made it handle, over the search time (or over the parts' sum when that is larger).
 """
 
 from __future__ import annotations
@@ -42,7 +42,13 @@ from planners._kernels.fess_search import (
 )
 from planners.fess.run import FessRun, new_tree
 from planners.fess.search import FessPlanner
-from soko_gym.engine.corral import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES
+from soko_gym.engine.corral import (
+    COUNT_CUT,
+    COUNT_EXPANDED,
+    COUNT_FROZEN_LOOKS,
+    COUNT_MEMO_HITS,
+    COUNT_SEARCHES,
+)
 
 TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED,
          "room": O_ROOMS, "corral": O_CORRALS}  # fmt: skip
@@ -135,6 +141,7 @@ def profile_level(level, seconds: float, sample: int = 300) -> dict:
         "searches": int(counters[COUNT_SEARCHES]),
         "cut": int(counters[COUNT_CUT]),
         "expanded": int(counters[COUNT_EXPANDED]),
+        "frozen looks": int(counters[COUNT_FROZEN_LOOKS]),
     }
     split = dict.fromkeys(COLUMNS, 0.0)
     if k > 1:
@@ -180,7 +187,7 @@ def main() -> None:
         c = r["corrals"]
         each = c["expanded"] / max(1, c["searches"])
         searched = f"{c['searches']:,} (memo {c['memo hits']:,}; cut {c['cut']:,}; "
-        searched += f"{each:.1f} positions each)"
+        searched += f"{each:.1f} positions each; {c['frozen looks']:,} second looks)"
         print(
             f"| {i} | {r['status']} | {r['plan']} | {r['nodes']:,} | {r['rate']:,} | "
             f"{r['cells']} | {r['best_packed']} | {100 * r['dead']:.0f}% | {split} | {found} | "

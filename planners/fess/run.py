@@ -290,6 +290,7 @@ class FessRun:
         self.corrals = new_corral_tables(
             board, budget, memo=_MEMO_SIZE,
             min_budget=min(budget, _CORRAL_BUDGET_MIN) if cfg.adaptive_budget else 0,
+            frozen_walls=cfg.frozen_walls,
         )  # fmt: skip
         self.frozen = new_frozen_tables(board)
         self.learned = LearnedPatterns(board) if cfg.learned else None

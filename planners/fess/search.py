@@ -94,6 +94,10 @@ class FessPlanner(Planner):
         retrograde: run retrograde analysis on every new position.
         room_deadlocks: run the room deadlock search on the room a move ends in.
         corral_deadlocks: run the corral deadlock search on every new position.
+        frozen_walls: a corral too large to search is looked at again with the boxes that
+            can never move as walls (``soko_gym.engine.corral``): a packed target area that
+            shuts the player out of the boxes still to come then leaves a small corral that
+            the search proves dead (XSokoban 29).
         pi_corrals: PI-corral pruning: where a PI-corral exists, keep only the macro moves whose
             first push goes into it (sound: the search stays complete).
         room_axis: room connectivity is the fourth axis of the feature space (the paper's
@@ -177,6 +181,7 @@ class FessPlanner(Planner):
         retrograde: bool = True,
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
+        frozen_walls: bool = True,
         pi_corrals: bool = True,
         room_axis: bool = True,
         plan: str = "sink",
@@ -239,6 +244,7 @@ class FessPlanner(Planner):
         self.retrograde = retrograde
         self.room_deadlocks = room_deadlocks
         self.corral_deadlocks = corral_deadlocks
+        self.frozen_walls = frozen_walls
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
         self.plan = plan

@@ -4,6 +4,7 @@ from numba import njit
 
 import planners
 import soko_gym
+from planners import SearchLimits
 from soko_gym.engine.constants import RIGHT, SQUARE_DTYPE
 from soko_gym.engine.corral import (
     CORRAL_DEADLOCK,
@@ -17,6 +18,7 @@ from soko_gym.engine.corral import (
     INFO_REGION_LEN,
     INFO_REGION_START,
     OUT_N_CORRALS,
+    OUT_N_FROZEN,
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
     PARAM_MEMO,
@@ -34,6 +36,7 @@ from soko_gym.engine.corral import (
 from soko_gym.engine.deadlock import is_wall_line_deadlock, wall_lines
 from soko_gym.engine.push import legal_pushes
 from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.levels import verify
 
 # the doorway box fences the right room, whose goal is free: only pushing it right is kept
 PI_CUT = "#########\n#    #  #\n# $@ $ .#\n#.   #  #\n#########"
@@ -46,6 +49,18 @@ CORRAL_DEAD = "#########\n#.  #   #\n#   #   #\n# @ $ $.#\n#   #   #\n#   #   #\
 # the same room with the inner box one row lower: solvable, the corral opens
 CORRAL_OPENS = "#########\n#.  #   #\n#   #   #\n# @ $  .#\n#   # $ #\n#   #   #\n#########"
 # the top row is a wall line with one goal; with two goals it may hold two boxes
+# the two boxes packed below the top room's left door are frozen; its right door is a corridor
+# whose lower box goes up one square and then stands under the upper one: the top room's box
+# is out of reach for good. Plainly one corral holds all 5 boxes
+FROZEN_FENCE_DEAD = (
+    "###########\n# $   .   #\n#### ###$##\n####**## ##\n########$##\n#####..  @#\n###########"
+)
+# the same fence with a taller room and one corridor box, which goes up into the room: the
+# player follows it in (plainly one corral of 4 boxes)
+FROZEN_FENCE_OPENS = (
+    "###########\n#       . #\n#         #\n#.$       #\n#### ### ##\n####**## ##\n"
+    "########$##\n#####  @ ##\n###########"
+)
 WALL_LINE_ONE_GOAL = "#######\n#.    #\n# $ $ #\n#@    #\n#    .#\n#######"
 WALL_LINE_TWO_GOALS = "#######\n#.   .#\n# $ $ #\n#@    #\n#     #\n#######"
 
@@ -107,6 +122,54 @@ def test_corral_deadlock__budget_too_small_says_unknown():
 def test_corral_deadlock__too_many_boxes_says_unknown():
     board, state = position(CORRAL_DEAD)
     assert corral_deadlock_status(board, state, max_boxes=1) == CORRAL_UNKNOWN
+
+
+def test_corral_frozen_walls__split_a_corral_too_large_to_search():
+    # plainly, the corral grows through the frozen boxes and holds more boxes than the limit
+    # of 3; with them as walls it holds the corridor's boxes and the room's, and is proven dead
+    board, state = position(FROZEN_FENCE_DEAD)
+    assert corral_deadlock_status(board, state, max_boxes=3) == CORRAL_UNKNOWN
+    assert corral_deadlock_status(board, state, max_boxes=3, frozen_walls=True) == CORRAL_DEADLOCK
+    assert planners.solve(FROZEN_FENCE_DEAD, "bfs").status == "unsolvable"
+    board, state = position(FROZEN_FENCE_OPENS)
+    assert corral_deadlock_status(board, state, max_boxes=3) == CORRAL_UNKNOWN
+    assert corral_deadlock_status(board, state, max_boxes=3, frozen_walls=True) == CORRAL_UNKNOWN
+    assert planners.solve(FROZEN_FENCE_OPENS, "bfs").solved
+
+
+def test_corral_frozen_walls__leave_the_plain_labelling_for_pi_corrals():
+    # the second look relabels the position; the labelling PI-corral pruning reads is the
+    # plain one again afterwards
+    board, state = position(FROZEN_FENCE_OPENS)
+    plain = CorralAnalysis(board, max_boxes=3)
+    frozen = CorralAnalysis(board, max_boxes=3, frozen_walls=True)
+    for analysis in (plain, frozen):
+        analysis.label(state)
+        analysis.deadlock_status()
+    assert frozen.tables.out[OUT_N_FROZEN] == 0  # the plain labelling is back
+    assert frozen.tables.out[OUT_N_CORRALS] == plain.tables.out[OUT_N_CORRALS]
+    assert frozen.pi_corral_pushes() == plain.pi_corral_pushes()
+
+
+@pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:3", "microban:60"])
+def test_corral_frozen_walls__never_call_a_position_of_a_solution_dead(selection):
+    # soundness: every position of a solution is solvable; with a tiny box limit the second
+    # look (frozen boxes as walls) runs wherever the plain corrals are too large
+    level = soko_gym.load_levels(selection)[0]
+    known = planners.solve(level, "fess", SearchLimits(max_nodes=200_000))  # not the clock
+    assert known.solved
+    board = level.board
+    looked = 0
+    for i, ch in enumerate(known.lurd):
+        if not ch.isupper():
+            continue
+        state = verify(level, known.lurd[: i + 1]).state
+        for max_boxes in (1, 2, 3):
+            analysis = CorralAnalysis(board, max_boxes=max_boxes, frozen_walls=True)
+            analysis.label(state)
+            assert analysis.deadlock_status() != CORRAL_DEADLOCK, (selection, i, max_boxes)
+            looked += analysis.frozen_looks
+    assert looked > 0  # the second look ran with frozen boxes
 
 
 @pytest.mark.parametrize(
