@@ -97,7 +97,9 @@ class FessPlanner(Planner):
         frozen_walls: a corral too large to search is looked at again with the boxes that
             can never move as walls (``soko_gym.engine.corral``): a packed target area that
             shuts the player out of the boxes still to come then leaves a small corral that
-            the search proves dead (XSokoban 29).
+            the search proves dead (XSokoban 29). Off by default: in the 60 s suites it
+            gained no level and cost two, at 15% fewer nodes per second
+            (benchmarks/RESULTS.md, item 44).
         pi_corrals: PI-corral pruning: where a PI-corral exists, keep only the macro moves whose
             first push goes into it (sound: the search stays complete).
         room_axis: room connectivity is the fourth axis of the feature space (the paper's
@@ -181,7 +183,7 @@ class FessPlanner(Planner):
         retrograde: bool = True,
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
-        frozen_walls: bool = True,
+        frozen_walls: bool = False,
         pi_corrals: bool = True,
         room_axis: bool = True,
         plan: str = "sink",

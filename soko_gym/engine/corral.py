@@ -591,7 +591,7 @@ CorralTables = namedtuple(
         "memo_norm",  # int32[memo cap] normalized player square,
         "memo_status",  # int8[memo cap] and the search's answer, -1 for an empty slot
         "out",  # int64[N_OUT] per-call outputs (OUT_* slots)
-        "proof",  # int32[n_boxes] squares of the latest proof's corral boxes (and frozen boxes)
+        "proof",  # int32[n_boxes] squares of the latest proof's corral boxes
         "frozen",  # int32[n_boxes] squares of the frozen boxes taken as walls (OUT_N_FROZEN)
         "fseen",  # uint32[n_cells + 1] ``mark_frozen_boxes`` scratch
         "counters",  # int64[N_COUNTERS] (COUNT_* slots)
@@ -755,12 +755,14 @@ def corral_status(ct, box_at, box_pos, player):
     player = np.int64(player)
     ct.out[OUT_PROOF_LEN] = 0
     result, too_big = _status_of_corrals(ct, box_at, player, False)
-    if result == CORRAL_DEADLOCK or not too_big or not ct.params[PARAM_FROZEN_WALLS]:
+    if result == CORRAL_DEADLOCK or not too_big:
         return result
-    if _label(ct, box_at, box_pos, player, True) and ct.out[OUT_N_FROZEN]:
-        ct.counters[COUNT_FROZEN_LOOKS] += 1
-        if _status_of_corrals(ct, box_at, player, True)[0] == CORRAL_DEADLOCK:
-            return CORRAL_DEADLOCK
+    n = _label(ct, box_at, box_pos, player, True)
+    if ct.out[OUT_N_FROZEN] == 0:
+        return result  # no frozen box: that was the plain labelling again
+    ct.counters[COUNT_FROZEN_LOOKS] += 1
+    if n and _status_of_corrals(ct, box_at, player, True)[0] == CORRAL_DEADLOCK:
+        return CORRAL_DEADLOCK
     _label(ct, box_at, box_pos, player, False)
     return result
 
@@ -791,13 +793,16 @@ def _borders_frozen(ct, k):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _status_of_corrals(ct, box_at, player, second_look):
-    """``corral_status`` over the labelled corrals: (answer, some corral was too large).
+    """``corral_status`` over the labelled corrals: (answer, a plain corral was too large).
 
     ``second_look``: the labelling takes frozen boxes as walls; only the corrals next to one
     are searched (the others were, as they are in the plain labelling), and a proof is not
-    reported (module docstring).
+    reported (module docstring). Without ``params[PARAM_FROZEN_WALLS]`` sizes are not
+    counted (too large is reported False) and every corral takes the same path as ever: the
+    memo, then a search that answers unknown at once when the corral is too large.
     """
     mask = ct.params[PARAM_MEMO] - 1
+    count_boxes = ct.params[PARAM_FROZEN_WALLS] != 0 and not second_look
     max_boxes = ct.sub_nodes.shape[1] - 2
     result = CORRAL_OPEN
     too_big = False
@@ -806,10 +811,8 @@ def _status_of_corrals(ct, box_at, player, second_look):
             continue
         if second_look and not _borders_frozen(ct, k):
             continue
-        if _corral_boxes(ct, box_at, k) > max_boxes:
+        if count_boxes and _corral_boxes(ct, box_at, k) > max_boxes:
             too_big = True
-            result = CORRAL_UNKNOWN
-            continue
         slot = np.int64(-1)
         h_boxes = np.uint64(0)
         h_region = np.uint64(0)

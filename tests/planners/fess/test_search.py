@@ -161,6 +161,25 @@ def test_search_variants_solve_and_verify(options):
         assert result.solved and verify(level, result.lurd).ok, (level.title, options)
 
 
+def test_frozen_walls_take_second_looks_and_the_search_still_solves():
+    # XSokoban 25 (19 boxes) has corrals too large to search: with the option on they get a
+    # second look with frozen boxes as walls; off (the default) the corral tables never do
+    from soko_gym.engine.corral import COUNT_FROZEN_LOOKS, PARAM_FROZEN_WALLS
+
+    level = load_levels("xsokoban:25")[0]
+    looks = {}
+    for on in (True, False):
+        limits = SearchLimits(max_nodes=50_000)
+        run = FessRun(FessPlanner(frozen_walls=on), level.board, limits, None)
+        out = run.run()
+        assert out.status == "solved"
+        assert run.corrals.params[PARAM_FROZEN_WALLS] == int(on)
+        looks[on] = int(run.corrals.counters[COUNT_FROZEN_LOOKS])
+    assert looks[True] > 0 and looks[False] == 0
+    result = solve(level, frozen_walls=True)
+    assert result.solved and verify(level, result.lurd).ok
+
+
 def test_bad_variant_options_are_refused():
     with pytest.raises(ValueError, match="plan"):
         planners.get_planner("fess", plan="sinkless")
