@@ -58,7 +58,8 @@ DL_RETROGRADE = 4
 DL_ROOM = 5
 DL_CORRAL = 6
 DL_LEARNED = 7  # a pattern learned from an earlier room or corral proof (planners.fess.learned)
-N_DEADLOCK_KINDS = 8
+DL_EXHAUST = 8  # a bounded complete push search ran dry (soko_gym.engine.exhaust)
+N_DEADLOCK_KINDS = 9
 
 
 MoveTables = namedtuple(

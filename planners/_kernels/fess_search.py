@@ -19,8 +19,9 @@ docstring of ``planners.fess.search``) is done here:
   move it could have; popped, it gets its moves and goes back in (``_generate_late``).
 - *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
   frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
-  ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
-  become learned patterns. With O_LAZY_TESTS a lazy node whose cell is open already is
+  ``room_key`` in a direct-mapped memo), the corral deadlock search and, with O_EXHAUST, the
+  exhaustion test (a bounded complete push search, ``soko_gym.engine.exhaust``); room and
+  corral proofs become learned patterns. With O_LAZY_TESTS a lazy node whose cell is open already is
   tested when its cell reaches it, just before its moves are generated: a node found dead
   then would not have opened a cell, so the cells are visited as if it had been tested at
   once.
@@ -38,6 +39,7 @@ from planners._kernels.fess_learned import learned_add, match_learned
 from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
+    DL_EXHAUST,
     DL_LEARNED,
     DL_RETROGRADE,
     DL_ROOM,
@@ -70,6 +72,12 @@ from soko_gym.engine.corral import (
     corral_pi_sq_pushes,
     corral_status,
 )
+from soko_gym.engine.exhaust import (
+    EXHAUST_DEADLOCK,
+    EXHAUST_UNKNOWN,
+    exhaust_adaptive,
+    exhaust_deadlock,
+)
 
 # the move columns a node keeps in the pool (int16), in this order
 KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
@@ -90,7 +98,9 @@ O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches
 O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
 O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, not at once
 O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested when reached (MS_UNTESTED)
-N_OPTS = 13
+O_EXHAUST = 13  # exhaustion test budget (soko_gym.engine.exhaust) of a node opening a cell, 0 off
+O_EXHAUST_ALL = 14  # 1: the adaptive exhaustion test on the other new nodes too
+N_OPTS = 15
 
 MS_LAZY = -1  # ``mstart`` of a node whose moves are not generated yet
 MS_UNTESTED = -2  # the same, and its node-level deadlock tests not run yet either
@@ -202,6 +212,7 @@ DeadlockTables = namedtuple(
         "learned",  # LearnedTables: the patterns learned from room and corral proofs
         "frozen",  # FrozenTables: the bipartite test with frozen boxes as walls
         "corral",  # CorralTables of ``soko_gym.engine.corral`` (scratch and memo)
+        "exhaust",  # ExhaustTables of ``soko_gym.engine.exhaust`` (scratch, adaptive budget)
     ],
 )
 
@@ -565,6 +576,14 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
                     w.proof[i] = corral.proof[i]
                 learned_add(learned, w.proof, np.int64(n), corral.out[OUT_PROOF_NORM])
             return DL_CORRAL
+    if node >= 0 and (opts[O_EXHAUST] > 0 or opts[O_EXHAUST_ALL]):
+        status = EXHAUST_UNKNOWN
+        if opts[O_EXHAUST] > 0 and not tree.cell_on[tree.cell[node]]:  # it would open a cell
+            status = exhaust_deadlock(dt.exhaust, w.box_pos, player, opts[O_EXHAUST])
+        elif opts[O_EXHAUST_ALL]:
+            status = exhaust_adaptive(dt.exhaust, w.box_pos, player)
+        if status == EXHAUST_DEADLOCK:
+            return DL_EXHAUST
     return -1
 
 

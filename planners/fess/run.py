@@ -19,6 +19,7 @@ from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
     DL_DEAD_SQUARE,
+    DL_EXHAUST,
     DL_FREEZE,
     DL_LEARNED,
     DL_PATTERN,
@@ -49,6 +50,8 @@ from planners._kernels.fess_search import (
     O_ADAPTIVE,
     O_CORRALS,
     O_DOMINATED,
+    O_EXHAUST,
+    O_EXHAUST_ALL,
     O_FROZEN,
     O_LAZY,
     O_LAZY_TESTS,
@@ -88,6 +91,9 @@ from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.corral import new_corral_tables
 from soko_gym.engine.distance import dead_sides
+from soko_gym.engine.exhaust import COUNT_EXPANDED as EX_EXPANDED
+from soko_gym.engine.exhaust import COUNT_SEARCHES as EX_SEARCHES
+from soko_gym.engine.exhaust import PARAM_BUDGET, PARAM_MAX_BUDGET, new_exhaust_tables
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
@@ -104,9 +110,11 @@ DEADLOCK_NAMES = {
     DL_ROOM: "room",
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
+    DL_EXHAUST: "exhaust",
 }
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
+_EXHAUST_BUDGET_MIN = 32  # ... and an adaptive exhaustion test
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
 _FIRST_MOVES = 1 << 16  # first capacity of the move pool
 
@@ -135,6 +143,8 @@ class FessStats:
     tested_nodes: int = 0
     cells: int = 0
     pi_corral_nodes: int = 0
+    exhaust_searches: int = 0  # exhaustion tests run (``FessPlanner(exhaust=...)``)
+    exhaust_positions: int = 0  # positions they expanded, their cost
     advisor_hits: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ADVISORS})
     deadlocks: dict[str, int] = field(
         default_factory=lambda: {name: 0 for name in DEADLOCK_NAMES.values()}
@@ -156,6 +166,8 @@ class FessStats:
             "transpositions": self.transpositions,
             "cells": self.cells,
             "pi_corral_nodes": self.pi_corral_nodes,
+            "exhaust_searches": self.exhaust_searches,
+            "exhaust_positions": self.exhaust_positions,
             "advisor_hits": dict(self.advisor_hits),
             "deadlocks": dict(self.deadlocks),
             "plan_seconds": round(self.plan_seconds, 4),
@@ -260,6 +272,8 @@ class FessRun:
         opts[O_DOMINATED] = cfg.cells == "dominated"
         opts[O_LAZY] = cfg.lazy
         opts[O_LAZY_TESTS] = cfg.lazy_tests
+        opts[O_EXHAUST] = cfg.exhaust
+        opts[O_EXHAUST_ALL] = cfg.exhaust_all > 0
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
@@ -297,7 +311,16 @@ class FessRun:
         self._learned_tables = (
             self.learned.tables if self.learned is not None else new_learned_tables(n, 1, 1)
         )
-        self.deadlock_tables = DeadlockTables(self._learned_tables, self.frozen, self.corrals)
+        ex_all = max(1, cfg.exhaust_all)
+        self.exhaust = new_exhaust_tables(
+            board, max(1, cfg.exhaust, cfg.exhaust_all),
+            min_budget=min(ex_all, _EXHAUST_BUDGET_MIN) if cfg.adaptive_budget else 0,
+        )  # fmt: skip
+        self.exhaust.params[PARAM_BUDGET] = ex_all
+        self.exhaust.params[PARAM_MAX_BUDGET] = ex_all
+        self.deadlock_tables = DeadlockTables(
+            self._learned_tables, self.frozen, self.corrals, self.exhaust
+        )
         self.tree = new_tree(nb, _FIRST_NODES, max(_FIRST_MOVES, 2 * cap))
 
     def _room_areas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -505,6 +528,8 @@ class FessRun:
         st.tested_nodes = int(ctr[C_TESTED])
         st.cells = int(ctr[C_CELLS])
         st.pi_corral_nodes = int(ctr[C_PI_CORRAL_NODES])
+        st.exhaust_searches = int(self.exhaust.counters[EX_SEARCHES])
+        st.exhaust_positions = int(self.exhaust.counters[EX_EXPANDED])
         for a, name in enumerate(ADVISORS):
             st.advisor_hits[name] = int(ctr[C_ADVISOR + a])
         for kind, name in DEADLOCK_NAMES.items():

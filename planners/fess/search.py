@@ -100,6 +100,17 @@ class FessPlanner(Planner):
             the search proves dead (XSokoban 29). Off by default: in the 60 s suites it
             gained no level and cost two, at 15% fewer nodes per second
             (benchmarks/RESULTS.md, item 44).
+        exhaust: most positions of the exhaustion test (``soko_gym.engine.exhaust``: a
+            bounded complete push search with PI-corral pruning, whose running dry proves the
+            position dead) run on a new position that would open a cell, 0 for none. A cell
+            takes a share of every round of the search, and a macro-move search marks a dead
+            position only after every move below it: on XSokoban 29, 98% of the positions
+            that would open a cell are dead and proven so in a few hundred pushes. Off by
+            default: in the one-worker screen it solved nothing more and cost time
+            (benchmarks/RESULTS.md, item 45).
+        exhaust_all: with a value > 0, every other new position gets the test too, with a
+            budget of at most this many positions (adapting as the corral searches' do with
+            ``adaptive_budget``).
         pi_corrals: PI-corral pruning: where a PI-corral exists, keep only the macro moves whose
             first push goes into it (sound: the search stays complete).
         room_axis: room connectivity is the fourth axis of the feature space (the paper's
@@ -184,6 +195,8 @@ class FessPlanner(Planner):
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
         frozen_walls: bool = False,
+        exhaust: int = 0,
+        exhaust_all: int = 0,
         pi_corrals: bool = True,
         room_axis: bool = True,
         plan: str = "sink",
@@ -223,6 +236,9 @@ class FessPlanner(Planner):
             raise ValueError(
                 f"deadlock_budget must be a power of two >= 16, got {deadlock_budget!r}"
             )
+        for name, value in (("exhaust", exhaust), ("exhaust_all", exhaust_all)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if plan_nodes < 1 or plan_seconds <= 0:
             raise ValueError("plan_nodes and plan_seconds must be positive")
         for name, value in (
@@ -247,6 +263,8 @@ class FessPlanner(Planner):
         self.room_deadlocks = room_deadlocks
         self.corral_deadlocks = corral_deadlocks
         self.frozen_walls = frozen_walls
+        self.exhaust = exhaust
+        self.exhaust_all = exhaust_all
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
         self.plan = plan

@@ -40,7 +40,9 @@ def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
     assert sum(s["advisor_hits"].values()) > 0
     assert set(s["deadlocks"]) == {
         "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral", "learned",
+        "exhaust",
     }  # fmt: skip
+    assert s["exhaust_searches"] == s["exhaust_positions"] == 0  # off by default
     assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
     assert s["sink_room"] >= 0 and s["plan_complete"]
 
@@ -180,6 +182,29 @@ def test_frozen_walls_take_second_looks_and_the_search_still_solves():
     assert result.solved and verify(level, result.lurd).ok
 
 
+def test_exhaustion_test_proves_positions_dead_and_the_search_still_solves():
+    # on XSokoban 29 most positions that would open a cell are dead with a small proof (the
+    # player shut in by a packed target row); the test catches them, and off it never runs
+    from soko_gym.engine.exhaust import COUNT_PROVED, COUNT_SEARCHES
+
+    level = load_levels("xsokoban:29")[0]
+    limits = SearchLimits(max_nodes=20_000)
+    run = FessRun(FessPlanner(exhaust=1024, exhaust_all=64), level.board, limits, None)
+    out = run.run()
+    counters = run.exhaust.counters
+    assert counters[COUNT_PROVED] > 100 and counters[COUNT_SEARCHES] > counters[COUNT_PROVED]
+    assert out.stats["deadlocks"]["exhaust"] == counters[COUNT_PROVED]
+    assert out.stats["exhaust_searches"] == counters[COUNT_SEARCHES]
+    off = FessRun(FessPlanner(), level.board, limits, None)
+    off.run()
+    assert off.exhaust.counters[COUNT_SEARCHES] == 0
+    for selection in ("xsokoban:1", "microban:60", "sasquatch:19"):
+        level = load_levels(selection)[0]
+        result = solve(level, exhaust=4096, exhaust_all=256)
+        assert result.solved and verify(level, result.lurd).ok, selection
+        assert result.stats["exhaust_searches"] > 0
+
+
 def test_bad_variant_options_are_refused():
     with pytest.raises(ValueError, match="plan"):
         planners.get_planner("fess", plan="sinkless")
@@ -191,6 +216,10 @@ def test_bad_variant_options_are_refused():
             planners.get_planner("fess", plan_sinks=sinks)
     with pytest.raises(ValueError, match="cells"):
         planners.get_planner("fess", cells="pareto")
+    for name in ("exhaust", "exhaust_all"):
+        for budget in (-1, True, 64.0):
+            with pytest.raises(ValueError, match=name):
+                planners.get_planner("fess", **{name: budget})
 
 
 def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_decides():

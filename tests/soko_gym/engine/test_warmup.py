@@ -12,6 +12,7 @@ import soko_gym
 import soko_gym.engine
 from soko_gym.engine import push, reach
 from soko_gym.engine.corral import warmup_corral
+from soko_gym.engine.exhaust import warmup_exhaust
 from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.engine.patterns import warmup_patterns
 from soko_gym.levels import lurd_to_pushes, pushes_to_lurd
@@ -93,6 +94,7 @@ def test_warmup__compiles_every_engine_kernel():
     warmup_generator()  # the generator's kernels warm up with the "generated" level source
     warmup_lowerbound(soko_gym.load_levels("microban:1")[0].board)  # the planners' bounds
     warmup_corral()  # and their corral kernels
+    warmup_exhaust()  # and FESS's exhaustion test
     warmup_patterns()  # and the generated deadlock patterns
     kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
