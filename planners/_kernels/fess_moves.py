@@ -26,6 +26,7 @@ from planners._kernels.fess import (
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
+from soko_gym.engine.corral import load_queued
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock, bipartite_deadlock_from
 from soko_gym.engine.patterns import is_pattern_deadlock
@@ -1236,12 +1237,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
     table_player[slot] = norm
     used[0] = slot
     while status == ROOM_DEADLOCK and head < tail:
-        h = np.uint64(0)
-        for i in range(m):
-            sq = sub_nodes[head, i]
-            sub_pos[i] = sq
-            sub_box_at[sq] = i
-            h ^= zobrist[sq]
+        h = load_queued(sub_nodes, np.int64(head), np.int64(m), sub_pos, sub_box_at, zobrist)
         box_pos = sub_pos[:m]
         reach_player(sub_box_at, offsets, np.int64(sub_nodes[head, max_boxes]), stamps, stack)
         n_push = legal_pushes(cells, sub_box_at, box_pos, offsets, stamps, sub_pushes)

@@ -312,6 +312,63 @@ def _sub_slot(sub_hash, sub_player, h, p):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def queue_position(sub_hash, sub_player, sub_nodes, tail, limit, box_pos, player, h, norm):
+    """Append a position to a bounded breadth-first push search unless its key is stored.
+
+    The search's rows ``sub_nodes`` hold the box squares, then the player (column -2) and the
+    table slot of the row's key (column -1); the open-addressing table (``sub_hash``,
+    ``sub_player``) maps each stored key (box hash ``h``, normalized player ``norm``) to its
+    row, and ``clear_queue`` empties it again. The corral and exhaustion tests share both.
+
+    Returns:
+        ``tail + 1`` when the position was stored as row ``tail``, ``tail`` when its key was
+        stored already, -1 when the key is new but ``tail`` reached ``limit``.
+    """
+    slot = _sub_slot(sub_hash, sub_player, h, norm)
+    if sub_player[slot] != _EMPTY:
+        return tail
+    if tail == limit:
+        return -1
+    sub_hash[slot] = h
+    sub_player[slot] = norm
+    width = sub_nodes.shape[1]
+    for j in range(box_pos.shape[0]):
+        sub_nodes[tail, j] = box_pos[j]
+    sub_nodes[tail, width - 2] = player
+    sub_nodes[tail, width - 1] = slot
+    return tail + 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def load_queued(sub_nodes, row, m, pos, box_at, zobrist):
+    """Put the ``m`` boxes of a queued search row on the board (``pos``, ``box_at``); their hash."""
+    h = np.uint64(0)
+    for i in range(m):
+        sq = sub_nodes[row, i]
+        pos[i] = sq
+        box_at[sq] = i
+        h ^= zobrist[sq]
+    return h
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def all_on_goal(cells, pos, m):
+    """True when the first ``m`` squares of ``pos`` are all goals."""
+    for j in range(m):
+        if not cells[pos[j]] & GOAL:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def clear_queue(sub_player, sub_nodes, tail):
+    """Empty the table of a search whose rows ``0 .. tail - 1`` hold every stored key."""
+    col_slot = sub_nodes.shape[1] - 1
+    for node in range(tail):
+        sub_player[sub_nodes[node, col_slot]] = _EMPTY
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def corral_deadlock(ct, box_at, k, player):
     """Decide by a bounded push search whether corral ``k`` makes the position a deadlock.
 
@@ -339,7 +396,6 @@ def corral_deadlock(ct, box_at, k, player):
     adaptive = ct.params[PARAM_MIN_BUDGET] > 0
     max_boxes = sub_nodes.shape[1] - 2
     col_player = max_boxes
-    col_slot = max_boxes + 1
     rstart = info[k, INFO_REGION_START]
     rlen = info[k, INFO_REGION_LEN]
     m = 0
@@ -378,21 +434,16 @@ def corral_deadlock(ct, box_at, k, player):
     status = CORRAL_DEADLOCK
     if _is_open(region, rstart, rlen, sub_box_at, stamps):
         status = CORRAL_OPEN
-    slot = _sub_slot(sub_hash, sub_player, h, np.int64(norm))
-    sub_hash[slot] = h
-    sub_player[slot] = norm
-    sub_nodes[0, col_slot] = slot
     for i in range(m):
-        sub_box_at[sub_nodes[0, i]] = -1
-    tail = 1
+        sub_pos[i] = sub_nodes[0, i]
+        sub_box_at[sub_pos[i]] = -1
+    tail = queue_position(
+        sub_hash, sub_player, sub_nodes, np.int64(0), np.int64(limit), sub_pos[:m],
+        np.int64(player), h, np.int64(norm),
+    )  # fmt: skip
     head = 0
     while status == CORRAL_DEADLOCK and head < tail:
-        h = np.uint64(0)
-        for i in range(m):
-            sq = sub_nodes[head, i]
-            sub_pos[i] = sq
-            sub_box_at[sq] = i
-            h ^= zobrist[sq]
+        h = load_queued(sub_nodes, np.int64(head), np.int64(m), sub_pos, sub_box_at, zobrist)
         box_pos = sub_pos[:m]
         reach_player(sub_box_at, offsets, np.int64(sub_nodes[head, col_player]), stamps, stack)
         n_push = legal_pushes(cells, sub_box_at, box_pos, offsets, stamps, sub_pushes)
@@ -403,26 +454,20 @@ def corral_deadlock(ct, box_at, k, player):
                 continue
             child_player, h2 = apply_push(box_pos, sub_box_at, offsets, zobrist, h, code)
             if not is_simple_deadlock(cells, dead, sub_box_at, offsets, dest, seen, trail):
-                goals = 0
-                for j in range(m):
-                    if cells[box_pos[j]] & GOAL:
-                        goals += 1
                 _, norm = reach_player(sub_box_at, offsets, np.int64(child_player), stamps, stack)
-                if goals == m or _is_open(region, rstart, rlen, sub_box_at, stamps):
+                if all_on_goal(cells, box_pos, np.int64(m)) or _is_open(
+                    region, rstart, rlen, sub_box_at, stamps
+                ):
                     status = CORRAL_OPEN
                 else:
-                    slot = _sub_slot(sub_hash, sub_player, h2, np.int64(norm))
-                    if sub_player[slot] == _EMPTY:
-                        if tail == limit:
-                            status = CORRAL_UNKNOWN
-                        else:
-                            sub_hash[slot] = h2
-                            sub_player[slot] = norm
-                            for j in range(m):
-                                sub_nodes[tail, j] = box_pos[j]
-                            sub_nodes[tail, col_player] = child_player
-                            sub_nodes[tail, col_slot] = slot
-                            tail += 1
+                    stored = queue_position(
+                        sub_hash, sub_player, sub_nodes, np.int64(tail), np.int64(limit), box_pos,
+                        np.int64(child_player), h2, np.int64(norm),
+                    )  # fmt: skip
+                    if stored < 0:
+                        status = CORRAL_UNKNOWN
+                    else:
+                        tail = stored
             undo_push(box_pos, sub_box_at, offsets, zobrist, h2, code)
             if status != CORRAL_DEADLOCK:
                 break
@@ -437,8 +482,7 @@ def corral_deadlock(ct, box_at, k, player):
             size_budget, status == CORRAL_UNKNOWN, status == CORRAL_DEADLOCK,
             ct.params[PARAM_MIN_BUDGET], budget,
         )  # fmt: skip
-    for node in range(tail):  # empty the table again: every key in it is a stored position
-        sub_player[sub_nodes[node, col_slot]] = _EMPTY
+    clear_queue(sub_player, sub_nodes, tail)
     for sq in frozen:
         sub_box_at[sq] = -1
     return status

@@ -29,14 +29,18 @@ import numpy as np
 from numba import njit
 
 from soko_gym.engine.board import build_board
-from soko_gym.engine.constants import BOX_AT_DTYPE, GOAL, HASH_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.constants import BOX_AT_DTYPE, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.corral import (
     INFO_MARK,
     N_INFO,
     adapt_budget,
+    all_on_goal,
     best_pi_corral,
+    clear_queue,
     keep_pushes_into,
     label_corrals,
+    load_queued,
+    queue_position,
 )
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
@@ -71,7 +75,7 @@ ExhaustTables = namedtuple(
         "offsets",  # int32[4] flat index step per direction
         "zobrist",  # uint64[n_cells] Zobrist key per square
         "box_at",  # int16[n_cells] box index per square, all -1 between searches
-        "nodes",  # int32[max_budget, n_boxes + 2] box squares, player, table slot per position
+        "nodes",  # int32[max_budget, n_boxes + 2] the queue: box squares, player, table slot
         "hashes",  # uint64[table cap] box hash per slot
         "players",  # int32[table cap] normalized player per slot, -1 for a free slot
         "pos",  # int32[n_boxes] the position being expanded
@@ -138,15 +142,6 @@ def new_exhaust_tables(board, budget: int = 1024, min_budget: int = 0) -> Exhaus
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _slot(hashes, players, h, p):
-    mask = hashes.shape[0] - 1
-    i = np.int64((h ^ (h >> np.uint64(29)) ^ np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) & mask)
-    while players[i] != _EMPTY and (hashes[i] != h or players[i] != p):
-        i = (i + 1) & mask
-    return i
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def exhaust_adaptive(et, box_pos, player):
     """``exhaust_deadlock`` with the tables' budget, then adapted to the answer.
 
@@ -183,37 +178,26 @@ def exhaust_deadlock(et, box_pos, player, budget):
     cstamp, region, barrier, info = et.cstamp, et.region, et.barrier, et.info
     m = box_pos.shape[0]
     col_player = m
-    col_slot = m + 1
     limit = max(1, min(budget, nodes.shape[0]))
     h = np.uint64(0)
-    solved = True
     for i in range(m):
         sq = box_pos[i]
-        nodes[0, i] = sq
         box_at[sq] = i
         h ^= zobrist[sq]
-        if not cells[sq] & GOAL:
-            solved = False
-    nodes[0, col_player] = player
+    solved = all_on_goal(cells, box_pos, np.int64(m))
     _, norm = reach_player(box_at, offsets, np.int64(player), stamps, stack)
     for i in range(m):
         box_at[box_pos[i]] = -1
     if solved:
         return EXHAUST_SOLVABLE
-    slot = _slot(hashes, players, h, np.int64(norm))
-    hashes[slot] = h
-    players[slot] = norm
-    nodes[0, col_slot] = slot
     status = EXHAUST_DEADLOCK
-    tail = 1
+    tail = queue_position(
+        hashes, players, nodes, np.int64(0), np.int64(limit), box_pos, np.int64(player), h,
+        np.int64(norm),
+    )  # fmt: skip
     head = 0
     while status == EXHAUST_DEADLOCK and head < tail:
-        h = np.uint64(0)
-        for i in range(m):
-            sq = nodes[head, i]
-            pos[i] = sq
-            box_at[sq] = i
-            h ^= zobrist[sq]
+        h = load_queued(nodes, np.int64(head), np.int64(m), pos, box_at, zobrist)
         reach_player(box_at, offsets, np.int64(nodes[head, col_player]), stamps, stack)
         k = legal_pushes(cells, box_at, pos, offsets, stamps, pushes)
         n_corrals = label_corrals(
@@ -233,34 +217,25 @@ def exhaust_deadlock(et, box_pos, player, budget):
                 continue
             child_player, h2 = apply_push(pos, box_at, offsets, zobrist, h, code)
             if not is_simple_deadlock(cells, dead, box_at, offsets, dest, seen, trail):
-                on_goal = 0
-                for j in range(m):
-                    if cells[pos[j]] & GOAL:
-                        on_goal += 1
-                if on_goal == m:
+                if all_on_goal(cells, pos, np.int64(m)):
                     status = EXHAUST_SOLVABLE
                 else:
                     _, norm = reach_player(box_at, offsets, np.int64(child_player), stamps, stack)
-                    slot = _slot(hashes, players, h2, np.int64(norm))
-                    if players[slot] == _EMPTY:
-                        if tail == limit:
-                            status = EXHAUST_UNKNOWN
-                        else:
-                            hashes[slot] = h2
-                            players[slot] = norm
-                            for j in range(m):
-                                nodes[tail, j] = pos[j]
-                            nodes[tail, col_player] = child_player
-                            nodes[tail, col_slot] = slot
-                            tail += 1
+                    stored = queue_position(
+                        hashes, players, nodes, np.int64(tail), np.int64(limit), pos,
+                        np.int64(child_player), h2, np.int64(norm),
+                    )  # fmt: skip
+                    if stored < 0:
+                        status = EXHAUST_UNKNOWN
+                    else:
+                        tail = stored
             undo_push(pos, box_at, offsets, zobrist, h2, code)
             if status != EXHAUST_DEADLOCK:
                 break
         for i in range(m):
             box_at[pos[i]] = -1
         head += 1
-    for node in range(tail):  # empty the table again: every key in it is a stored position
-        players[nodes[node, col_slot]] = _EMPTY
+    clear_queue(players, nodes, tail)
     counters = et.counters
     counters[COUNT_SEARCHES] += 1
     counters[COUNT_EXPANDED] += head
