@@ -93,7 +93,7 @@ from soko_gym.engine.corral import new_corral_tables
 from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.exhaust import COUNT_EXPANDED as EX_EXPANDED
 from soko_gym.engine.exhaust import COUNT_SEARCHES as EX_SEARCHES
-from soko_gym.engine.exhaust import PARAM_BUDGET, PARAM_MAX_BUDGET, new_exhaust_tables
+from soko_gym.engine.exhaust import new_exhaust_tables
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
@@ -311,13 +311,11 @@ class FessRun:
         self._learned_tables = (
             self.learned.tables if self.learned is not None else new_learned_tables(n, 1, 1)
         )
-        ex_all = max(1, cfg.exhaust_all)
+        ex_all = max(1, cfg.exhaust_all)  # exhaust_adaptive's budget; exhaust is passed as is
         self.exhaust = new_exhaust_tables(
-            board, max(1, cfg.exhaust, cfg.exhaust_all),
+            board, ex_all, capacity=cfg.exhaust,
             min_budget=min(ex_all, _EXHAUST_BUDGET_MIN) if cfg.adaptive_budget else 0,
         )  # fmt: skip
-        self.exhaust.params[PARAM_BUDGET] = ex_all
-        self.exhaust.params[PARAM_MAX_BUDGET] = ex_all
         self.deadlock_tables = DeadlockTables(
             self._learned_tables, self.frozen, self.corrals, self.exhaust
         )

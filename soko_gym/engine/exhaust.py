@@ -94,14 +94,18 @@ ExhaustTables = namedtuple(
 )
 
 
-def new_exhaust_tables(board, budget: int = 1024, min_budget: int = 0) -> ExhaustTables:
+def new_exhaust_tables(
+    board, budget: int = 1024, min_budget: int = 0, capacity: int | None = None
+) -> ExhaustTables:
     """Fresh ``ExhaustTables`` for ``board`` (a ``soko_gym.engine.Board``).
 
     Args:
         board: the board.
-        budget: most positions one search stores (>= 1).
-        min_budget: with a value > 0 the budget adapts between searches (module docstring),
-            never below this; 0 gives every search ``budget``.
+        budget: most positions one ``exhaust_adaptive`` search stores (>= 1).
+        min_budget: with a value > 0 that budget adapts between searches (module docstring),
+            never below this; 0 keeps it at ``budget``.
+        capacity: most positions any search stores, for ``exhaust_deadlock`` calls given a
+            budget of their own; None (or less than ``budget``): ``budget``.
 
     Raises:
         ValueError: when ``budget`` < 1 or ``min_budget`` is outside [0, budget].
@@ -110,9 +114,10 @@ def new_exhaust_tables(board, budget: int = 1024, min_budget: int = 0) -> Exhaus
         raise ValueError(f"budget must be >= 1, got {budget}")
     if not 0 <= min_budget <= budget:
         raise ValueError(f"min_budget must be in [0, budget={budget}], got {min_budget}")
+    rows = budget if capacity is None else max(budget, capacity)
     n = board.n_cells
     nb = max(1, board.n_boxes)
-    table = 1 << max(2, (2 * budget - 1).bit_length())
+    table = 1 << max(2, (2 * rows - 1).bit_length())
     params = np.zeros(N_PARAMS, dtype=np.int64)
     params[PARAM_BUDGET] = budget
     params[PARAM_MAX_BUDGET] = budget
@@ -123,7 +128,7 @@ def new_exhaust_tables(board, budget: int = 1024, min_budget: int = 0) -> Exhaus
         offsets=board.offsets,
         zobrist=board.zobrist,
         box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
-        nodes=np.zeros((budget, nb + 2), dtype=SQUARE_DTYPE),
+        nodes=np.zeros((rows, nb + 2), dtype=SQUARE_DTYPE),
         hashes=np.zeros(table, dtype=HASH_DTYPE),
         players=np.full(table, _EMPTY, dtype=np.int32),
         pos=np.zeros(nb, dtype=SQUARE_DTYPE),

@@ -165,6 +165,15 @@ def test_exhaust__a_repeated_search_answers_the_same():
     assert (tables.players == -1).all()
 
 
+def test_exhaust_tables__hold_a_capacity_above_the_adaptive_budget():
+    board, state = position(XSOKOBAN_29_SHUT_IN)
+    tables = new_exhaust_tables(board, 4, min_budget=2, capacity=64)
+    assert tables.nodes.shape[0] == 64 and tables.params[PARAM_BUDGET] == 4
+    player = np.int64(state.player)
+    assert exhaust_deadlock(tables, state.box_pos, player, 64) == EXHAUST_DEADLOCK
+    assert tables.params[PARAM_BUDGET] == 4  # a call with its own budget adapts nothing
+
+
 def test_exhaust_tables__reject_bad_budgets():
     board = soko_gym.load_levels("microban:1")[0].board
     with pytest.raises(ValueError, match="budget"):
