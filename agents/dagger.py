@@ -17,14 +17,20 @@ no label; both are counted. Labels run through ``soko_gym.execution`` (in this p
 ``--jobs`` local processes or Ray), in position order, so every backend gives the same labels.
 
 Each iteration writes a row of ``dagger.csv`` and an evaluation row (phase "dagger",
-``timesteps`` = the iteration) of ``eval.csv``; ``agents.train`` runs the loop, saves the
-model and fine-tunes it with RL afterwards when ``bc.finetune_steps`` is set.
+``timesteps`` = the iteration) of ``eval.csv``, and rewrites ``dagger_samples.npz``: every
+position the rollouts labelled so far (``save_samples``), since labels cost planner time and
+an iteration's policy is only as good as the aggregate it was cloned from. A later run takes
+them back (``DaggerConfig.samples``, ``--dagger-samples``): they join its aggregate before
+iteration 0 and are never labelled again. ``agents.train`` runs the loop, saves a checkpoint
+after each iteration (``checkpoints/model_dagger_<i>.zip``, unless ``checkpoint_every`` is 0),
+saves the model and fine-tunes it with RL afterwards when ``bc.finetune_steps`` is set.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -58,6 +64,8 @@ DAGGER_COLUMNS = (
 ROLLOUT_STEP_FACTOR = 20  # env steps of a rollout at most, per state of the label budget
 ACCURACY_SAMPLES = 20_000  # training accuracy on a random sample, not every sample (minutes)
 ENV_ACTION_SPACES = {"Sokoban-Push": "push", "Sokoban-Macro": "macro", "Sokoban-Move": "move"}
+SAMPLES_FILE = "dagger_samples.npz"  # the run's labelled rollout positions (``save_samples``)
+SAMPLES_FORMAT = "soko-gym dagger samples 1"
 
 # a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
 # within the limit)
@@ -342,25 +350,122 @@ class Aggregate:
         w[self.initial :] = new_share / new
         return w
 
-    def data(self) -> BCData:
-        """The aggregate as ``BCData`` (no returns: the labels carry no episode rewards)."""
-        soft = [t for t in self.targets if t is not None]
+    def data(self, rollouts_only: bool = False) -> BCData:
+        """The aggregate as ``BCData`` (no returns: the labels carry no episode rewards).
+
+        ``rollouts_only``: without iteration 0's dataset (the first ``initial`` rows).
+        """
+        first, row = 0, 0
+        if rollouts_only:  # the dataset's chunks come first (``add(..., initial=True)``)
+            while row < self.initial:
+                row += len(self.actions[first])
+                first += 1
+        chunks = range(first, len(self.actions))
+        soft = [self.targets[i] for i in chunks if self.targets[i] is not None]
+        n = sum(len(self.actions[i]) for i in chunks)
         soft_rows = None
         if soft:
-            soft_rows = np.full(len(self), -1, dtype=np.int64)
+            soft_rows = np.full(n, -1, dtype=np.int64)
             row = used = 0
-            for actions, targets in zip(self.actions, self.targets, strict=True):
+            for i in chunks:
+                size, targets = len(self.actions[i]), self.targets[i]
                 if targets is not None:
-                    soft_rows[row : row + len(actions)] = np.arange(used, used + len(actions))
-                    used += len(actions)
-                row += len(actions)
+                    soft_rows[row : row + size] = np.arange(used, used + size)
+                    used += size
+                row += size
+        if not n:
+            raise ValueError("the aggregate holds no rollout samples")
         return BCData(
-            np.concatenate(self.observations),
-            np.concatenate(self.actions),
-            np.concatenate(self.masks),
+            np.concatenate([self.observations[i] for i in chunks]),
+            np.concatenate([self.actions[i] for i in chunks]),
+            np.concatenate([self.masks[i] for i in chunks]),
             soft=np.concatenate(soft) if soft else None,
             soft_rows=soft_rows,
         )
+
+    def add_data(self, data: BCData) -> None:
+        """Append labelled rollout samples (``load_samples``), soft labels kept."""
+        if data.soft is None or data.soft_rows is None:
+            self.add(data.observations, data.actions, data.action_masks)
+            return
+        has = data.soft_rows >= 0
+        for rows, soft in ((np.flatnonzero(has), True), (np.flatnonzero(~has), False)):
+            part = data.subset(rows)
+            targets = part.targets(np.arange(len(rows))) if soft else None
+            self.add(part.observations, part.actions, part.action_masks, targets=targets)
+
+
+def save_samples(aggregate: Aggregate, path: Path) -> int:
+    """Write the aggregate's rollout samples (not iteration 0's dataset) to ``path``.
+
+    The file (npz) is replaced whole, so an interrupted write leaves the previous one.
+    Returns the number of samples written (0: nothing written).
+    """
+    if len(aggregate) == aggregate.initial:
+        return 0
+    data = aggregate.data(rollouts_only=True)
+    n_actions = data.action_masks.shape[1]
+    soft = data.soft if data.soft is not None else np.zeros((0, n_actions), np.float32)
+    rows = data.soft_rows if data.soft_rows is not None else np.full(len(data.actions), -1)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as f:
+        np.savez(
+            f,
+            format=np.array(SAMPLES_FORMAT),
+            observations=data.observations,
+            actions=data.actions,
+            action_masks=data.action_masks,
+            soft=soft,
+            soft_rows=np.asarray(rows, dtype=np.int64),
+        )
+    os.replace(tmp, path)
+    return len(data.actions)
+
+
+def load_samples(paths: str, obs_shape: tuple[int, ...], n_actions: int) -> BCData:
+    """The samples of ``save_samples`` files (comma-separated paths), pooled.
+
+    Raises:
+        ValueError: naming ``--dagger-samples`` for a missing or foreign file, or samples
+            whose observations or actions do not fit this run's env.
+    """
+    parts: list[BCData] = []
+    for name in paths.split(","):
+        try:
+            with np.load(name, allow_pickle=False) as f:
+                arrays = {k: f[k] for k in f.files}
+        except (OSError, ValueError, EOFError) as err:
+            msg = f"dagger.samples (--dagger-samples): cannot read {name}: {err}"
+            raise ValueError(msg) from None
+        keys = ("observations", "actions", "action_masks", "soft", "soft_rows")
+        if str(arrays.get("format", "")) != SAMPLES_FORMAT or any(k not in arrays for k in keys):
+            raise ValueError(
+                f"dagger.samples (--dagger-samples): {name} is not a {SAMPLES_FILE} written by "
+                "soko train --algo dagger"
+            )
+        rows = arrays["soft_rows"]
+        has_soft = bool((rows >= 0).any())
+        data = BCData(
+            arrays["observations"],
+            arrays["actions"],
+            arrays["action_masks"],
+            soft=arrays["soft"] if has_soft else None,
+            soft_rows=rows if has_soft else None,
+        )
+        got = (tuple(data.observations.shape[1:]), int(data.action_masks.shape[1]))
+        if got != (tuple(obs_shape), int(n_actions)):
+            raise ValueError(
+                f"dagger.samples (--dagger-samples): {name} holds observations {got[0]} with "
+                f"{got[1]} actions; this run's env has {tuple(obs_shape)} and {n_actions} "
+                "(same env id, --obs-size, --dead-plane)"
+            )
+        parts.append(data)
+    if len(parts) == 1:
+        return parts[0]
+    pooled = Aggregate()
+    for data in parts:
+        pooled.add_data(data)
+    return pooled.data()
 
 
 def beta_of(dagger: DaggerConfig, iteration: int) -> float:
@@ -390,6 +495,7 @@ def run_dagger(
     evaluate: Callable[[Any, int], Any],
     out: Path,
     log: Callable[[str], None] | None = None,
+    checkpoint: Callable[[Any, int], Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The DAgger loop on ``model``'s policy (in place), writing ``out / "dagger.csv"``.
 
@@ -400,8 +506,9 @@ def run_dagger(
         initial: iteration 0's samples (a ``soko collect`` dataset), or None to roll out the
             expert in iteration 0.
         evaluate: ``evaluate(model, iteration)`` gives an ``EvalResult`` or None.
-        out: the run's folder.
+        out: the run's folder (``dagger.csv``, ``SAMPLES_FILE``).
         log: receives one progress line per iteration.
+        checkpoint: ``checkpoint(model, iteration)`` after each iteration's retrain.
 
     Returns:
         The ``dagger.csv`` rows.
@@ -414,6 +521,10 @@ def run_dagger(
     bc_config = replace(config.bc, val_fraction=0.0, log_every=max(1, config.steps))
     aggregate = Aggregate()
     seen: set[PositionKey] = set()
+    previous = None
+    if dagger.samples:
+        previous = load_samples(dagger.samples, env.observation_space.shape, env.action_space.n)
+        seen.update(labeller.key(o) for o in previous.observations)
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     path = out / "dagger.csv"
@@ -427,7 +538,9 @@ def run_dagger(
             aggregate.add(initial.observations, initial.actions, initial.action_masks, initial=True)
             row.update(beta=float("nan"), visited=0, new_states=0, labelled=len(initial.actions))
             row.update(dead=0, failed=0)
-        else:
+        if iteration == 0 and previous is not None:  # after the dataset: its rows come first
+            aggregate.add_data(previous)
+        if iteration > 0 or initial is None:
             beta = beta_of(dagger, iteration)
             budget = dagger.initial_labels if iteration == 0 and dagger.initial_labels else None
             got = rollout(
@@ -465,6 +578,9 @@ def run_dagger(
             row["train_accuracy"] = accuracy(model.policy, _sample(data, ACCURACY_SAMPLES, rng))
         else:
             row["gradient_steps"], row["train_accuracy"] = 0, float("nan")
+        save_samples(aggregate, out / SAMPLES_FILE)
+        if checkpoint is not None:
+            checkpoint(model, iteration)
         result = evaluate(model, iteration)
         row["eval_solve_rate"] = result.solve_rate if result is not None else float("nan")
         row["seconds"] = time.perf_counter() - start

@@ -403,6 +403,9 @@ def train(config: TrainConfig) -> TrainResult:
                 lambda m, i: run.evaluate(m, i, "dagger"),
                 out,
                 run.log,
+                (lambda m, i: run.save(m, out / "checkpoints" / f"model_dagger_{i}", 0))
+                if config.checkpoint_every
+                else None,
             )
             run.save(model, out / "dagger_model.zip", 0)
         elif data is not None:

@@ -223,6 +223,10 @@ class DaggerConfig:
             tied best pushes are equally right (one planner call per legal push).
         temperature: the "ranked" distribution's temperature in pushes (smaller: nearer to
             uniform over the best pushes only).
+        samples: ``dagger_samples.npz`` files of earlier runs (comma-separated): their
+            labelled positions join the aggregate in iteration 0 (after ``bc.dataset``'s) and
+            are never labelled again, so a run continues another's without paying for its
+            labels twice (with ``init_model`` set to that run's model).
     """
 
     iterations: int = 5
@@ -239,6 +243,7 @@ class DaggerConfig:
     new_share: float = 0.0
     targets: str = "action"
     temperature: float = 0.5
+    samples: str | None = None
 
 
 @dataclass
@@ -279,7 +284,8 @@ class TrainConfig:
         n_envs: parallel envs of the vector env (rllib-ppo: over all env runners).
         eval_every: env steps between evaluations (0: only at the end).
         eval_episodes: held-out levels per evaluation (generated: how many to generate).
-        checkpoint_every: env steps between checkpoints (0: none).
+        checkpoint_every: env steps between checkpoints (0: none); DAgger saves one after
+            each iteration (``checkpoints/model_dagger_<i>.zip``) unless it is 0.
         torch_threads: torch CPU threads (0: torch's default; 1 is fastest on a busy 2-core
             machine, where the env, the learner and other processes share the cores).
         max_seconds: stop RL training after this much wall time (0: no limit); the run
@@ -425,6 +431,9 @@ def check_dagger(dagger: DaggerConfig, ray: str | None = None) -> None:
     value = dagger.temperature
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise ValueError(f"dagger.temperature (--dagger-temperature) must be > 0, got {value!r}")
+    for name in dagger.samples.split(",") if dagger.samples else ():
+        if not Path(name).is_file():
+            raise ValueError(f"dagger.samples (--dagger-samples): no file {name!r}")
     if ray is not None and (not isinstance(ray, str) or not ray.strip()):
         raise ValueError(f"--ray must be 'local', 'auto' or a cluster address, got {ray!r}")
     import planners

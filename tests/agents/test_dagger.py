@@ -9,7 +9,14 @@ pytest.importorskip("sb3_contrib")
 
 import planners  # noqa: E402
 import soko_gym  # noqa: E402
-from agents.dagger import Labeller, label_observation  # noqa: E402
+from agents.dagger import (  # noqa: E402
+    SAMPLES_FILE,
+    Aggregate,
+    Labeller,
+    label_observation,
+    load_samples,
+    save_samples,
+)
 from agents.expert import PlannerPolicy, plan_actions, read_position  # noqa: E402
 from agents.models import load_agent, load_model  # noqa: E402
 from agents.train import train  # noqa: E402
@@ -523,3 +530,96 @@ def test_position_after_push__moves_the_box_and_puts_the_player_behind_it():
         position.after_push(down)
     with pytest.raises(ValueError, match="not a push"):
         position.after_push(position.player * 4 + 2)  # no box on the player's square
+
+
+def test_dagger__keeps_its_labels_and_a_checkpoint_per_iteration_and_a_later_run_reuses_them(
+    tmp_path, monkeypatch
+):
+    first = dagger_config(tmp_path, "first", labels=20)
+    first.checkpoint_every = 1
+    done = train(first)
+    rows = read_csv(done.out / "dagger.csv")
+    for i in (0, 1):
+        agent = load_agent(done.out / "checkpoints" / f"model_dagger_{i}.zip")
+        assert agent.env_id == "Sokoban-Push-v0"
+    env = gym.make("Sokoban-Push-v0", levels="generated:6x6:1", **agent.env_kwargs)
+    saved = load_samples(
+        str(done.out / SAMPLES_FILE), env.observation_space.shape, env.action_space.n
+    )
+    assert len(saved.actions) == int(rows[-1]["dataset"]) == sum(int(r["labelled"]) for r in rows)
+    # every saved label is the expert's action on its position
+    expert = PlannerPolicy("astar", 5.0, "push")
+    for obs, mask, action in zip(
+        saved.observations[:5], saved.action_masks[:5], saved.actions[:5], strict=True
+    ):
+        assert mask[action]
+        assert expert.predict(obs[None], episode_start=np.ones(1, bool))[0][0] == action
+
+    labelled: list = []
+    original = Labeller.label
+
+    def spy(self, observations, masks=None):
+        labelled.extend(self.key(o) for o in observations)
+        return original(self, observations, masks)
+
+    monkeypatch.setattr(Labeller, "label", spy)
+    more = dagger_config(tmp_path, "more", labels=20, samples=str(done.out / SAMPLES_FILE))
+    more.init_model = str(done.model_path)
+    result = train(more)
+    again = read_csv(result.out / "dagger.csv")
+    assert int(again[0]["dataset"]) == len(saved.actions) + int(again[0]["labelled"])
+    keyer = Labeller(more.dagger, "push")
+    assert labelled and not {keyer.key(o) for o in saved.observations} & set(labelled)
+    # the later run's file holds both runs' labels
+    both = load_samples(
+        str(result.out / SAMPLES_FILE), saved.observations.shape[1:], env.action_space.n
+    )
+    assert len(both.actions) == int(again[-1]["dataset"])
+    assert not (tmp_path / "first" / "checkpoints" / "model_dagger_2.zip").exists()
+    assert not list((result.out / "checkpoints").iterdir())  # checkpoint_every 0: none
+
+
+def test_save_samples__soft_labels_and_actions_survive_the_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 2, (7, 3, 4, 4), dtype=np.uint8)
+    masks = np.ones((7, 5), dtype=bool)
+    actions = np.array([0, 1, 2, 3, 4, 0, 1])
+    soft = rng.random((4, 5)).astype(np.float32)
+    aggregate = Aggregate()
+    aggregate.add(obs[:2], actions[:2], masks[:2], initial=True)  # a dataset: not saved
+    aggregate.add(obs[2:6], actions[2:6], masks[2:6], targets=soft)
+    aggregate.add(obs[6:], actions[6:], masks[6:])
+    path = tmp_path / SAMPLES_FILE
+    assert save_samples(aggregate, path) == 5
+    back = load_samples(str(path), (3, 4, 4), 5)
+    assert np.array_equal(back.observations, obs[2:]) and np.array_equal(back.actions, actions[2:])
+    targets = back.targets(np.arange(5))
+    assert np.allclose(targets[:4], soft) and np.array_equal(targets[4], np.eye(5)[1])
+    pooled = load_samples(f"{path},{path}", (3, 4, 4), 5)
+    assert len(pooled.actions) == 10 and np.allclose(pooled.targets(np.arange(10))[5:9], soft)
+    empty = Aggregate()
+    empty.add(obs[:2], actions[:2], masks[:2], initial=True)
+    assert save_samples(empty, tmp_path / "none.npz") == 0 and not (tmp_path / "none.npz").exists()
+
+
+def test_dagger_samples__bad_files_are_refused_naming_the_flag(tmp_path):
+    with pytest.raises(ValueError, match="--dagger-samples"):
+        check_config(dagger_config(tmp_path, "x", samples=str(tmp_path / "missing.npz")))
+    dataset = collect_tiny(tmp_path / "expert.npz", limit=2)
+    with pytest.raises(ValueError, match="--dagger-samples.*not a dagger_samples"):
+        load_samples(str(dataset), (1, 6, 6), 4)
+    text = tmp_path / "notes.npz"
+    text.write_text("not an npz")
+    with pytest.raises(ValueError, match="--dagger-samples.*cannot read"):
+        load_samples(str(text), (1, 6, 6), 4)
+    aggregate = Aggregate()
+    aggregate.add(np.zeros((1, 3, 4, 4), np.uint8), np.array([0]), np.ones((1, 5), bool))
+    save_samples(aggregate, tmp_path / SAMPLES_FILE)
+    with pytest.raises(ValueError, match="--dagger-samples.*this run's env has"):
+        load_samples(str(tmp_path / SAMPLES_FILE), (3, 6, 6), 5)
+    config = dagger_config(tmp_path, "wrong-env", samples=str(tmp_path / SAMPLES_FILE))
+    with pytest.raises(ValueError, match="--dagger-samples"):
+        train(config)
+    assert not (tmp_path / "wrong-env" / "dagger.csv").exists() or not read_csv(
+        tmp_path / "wrong-env" / "dagger.csv"
+    )
