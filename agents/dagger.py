@@ -374,7 +374,9 @@ class Aggregate:
                     used += size
                 row += size
         if not n:
-            raise ValueError("the aggregate holds no rollout samples")
+            raise ValueError(
+                "the aggregate holds no samples" + (" from rollouts" if rollouts_only else "")
+            )
         return BCData(
             np.concatenate([self.observations[i] for i in chunks]),
             np.concatenate([self.actions[i] for i in chunks]),
