@@ -7,7 +7,7 @@ itself (cells, transposition table, dead marking) is ``planners._kernels.fess_se
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -157,26 +157,12 @@ class FessStats:
     search_seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form for ``SearchResult.stats``."""
-        return {
-            "nodes": self.nodes,
-            "expanded_moves": self.expanded_moves,
-            "generated_nodes": self.generated_nodes,
-            "tested_nodes": self.tested_nodes,
-            "transpositions": self.transpositions,
-            "cells": self.cells,
-            "pi_corral_nodes": self.pi_corral_nodes,
-            "exhaust_searches": self.exhaust_searches,
-            "exhaust_positions": self.exhaust_positions,
-            "advisor_hits": dict(self.advisor_hits),
-            "deadlocks": dict(self.deadlocks),
-            "plan_seconds": round(self.plan_seconds, 4),
-            "plan_steps": self.plan_steps,
-            "plan_complete": self.plan_complete,
-            "sink_room": self.sink_room,
-            "sink_rooms": list(self.sink_rooms),
-            "search_seconds": round(self.search_seconds, 4),
-        }
+        """Plain-dict form for ``SearchResult.stats``: every field, JSON-ready."""
+        out = asdict(self)  # copies the counter dicts too
+        out["sink_rooms"] = list(self.sink_rooms)
+        for name in ("plan_seconds", "search_seconds"):
+            out[name] = round(out[name], 4)
+        return out
 
 
 class FessRun:
