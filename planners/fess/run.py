@@ -7,7 +7,7 @@ itself (cells, transposition table, dead marking) is ``planners._kernels.fess_se
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -88,7 +88,14 @@ from planners.fess.packing_plan import (
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.constants import (
+    BOX_AT_DTYPE,
+    DIST_INF,
+    FLOOR,
+    GOAL,
+    HASH_DTYPE,
+    SQUARE_DTYPE,
+)
 from soko_gym.engine.corral import new_corral_tables
 from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.exhaust import COUNT_EXPANDED as EX_EXPANDED
@@ -195,6 +202,8 @@ class FessRun:
                 sinkless=cfg.sinkless,
                 sinks="all" if cfg.plan == "sinks" else "one",
             )
+        if not cfg.out_of_plan:  # every floor square in the basin: no box is out of plan
+            self.plan = replace(self.plan, basin=((board.cells & FLOOR) != 0).astype(np.uint8))
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
         self.stats.plan_complete = self.plan.complete

@@ -117,6 +117,12 @@ class FessPlanner(Planner):
             choice: it helps levels with long solutions and slows some easy ones); False
             searches the 3-D space (out of plan, packed, connectivity), room connectivity
             still ranking moves.
+        out_of_plan: the out-of-plan axis counts the boxes outside the plan's basin (Section
+            6); False makes every floor square the basin, so the axis (and the out-of-plan
+            advisor) is neutral. For levels whose basin points the wrong way: XSokoban 29, a
+            goal room with two doors, whose sink basin holds the bottom corridor but not the
+            top area, is solved with it off (one worker, 298.6 s) and not with it on
+            (benchmarks/RESULTS.md, item 46).
         plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
             squares included), "sinks" (every fed sink room at once, on a level with several:
             a level whose targets are fed from several areas, ``planners.fess.packing_plan``;
@@ -199,6 +205,7 @@ class FessPlanner(Planner):
         exhaust_all: int = 0,
         pi_corrals: bool = True,
         room_axis: bool = True,
+        out_of_plan: bool = True,
         plan: str = "sink",
         deadlock_budget: int = 1024,
         plan_nodes: int = 3000,
@@ -267,6 +274,7 @@ class FessPlanner(Planner):
         self.exhaust_all = exhaust_all
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
+        self.out_of_plan = out_of_plan
         self.plan = plan
         self.deadlock_budget = deadlock_budget
         self.plan_nodes = plan_nodes

@@ -9,10 +9,11 @@ from planners._kernels.fess_moves import (
     DL_RETROGRADE,
     DL_ROOM,
 )
-from planners._kernels.fess_search import K_DST, K_SRC
+from planners._kernels.fess_search import C_NODES, K_DST, K_SRC
 from planners.fess.packing_plan import compute_packing_plan
 from planners.fess.run import FessRun
 from planners.fess.search import FessPlanner
+from soko_gym.engine.constants import FLOOR
 from soko_gym.levels import Level, load_levels, verify
 
 
@@ -203,6 +204,26 @@ def test_exhaustion_test_proves_positions_dead_and_the_search_still_solves():
         result = solve(level, exhaust=4096, exhaust_all=256)
         assert result.solved and verify(level, result.lurd).ok, selection
         assert result.stats["exhaust_searches"] > 0
+
+
+def test_out_of_plan_off_makes_every_box_in_plan_and_still_solves():
+    # XSokoban 29's sink basin holds the bottom corridor, not the top area: the boxes up
+    # there start out of plan; with the axis off no box ever is, and the plan is the same
+    level = load_levels("xsokoban:29")[0]
+    limits = SearchLimits(max_nodes=2_000)
+    on = FessRun(FessPlanner(), level.board, limits, None)
+    off = FessRun(FessPlanner(out_of_plan=False), level.board, limits, None)
+    floor = (level.board.cells & FLOOR) != 0
+    assert np.array_equal(off.plan.basin.astype(bool), floor)
+    assert np.array_equal(off.plan.dst, on.plan.dst) and np.array_equal(off.plan.src, on.plan.src)
+    on.run(), off.run()
+    k_on, k_off = int(on.tree.ctr[C_NODES]), int(off.tree.ctr[C_NODES])
+    assert on.tree.feat[0, 0] > 0 and k_on > 1
+    assert not off.tree.feat[:k_off, 0].any()
+    for selection in ("xsokoban:1", "microban:60", "sasquatch:19"):
+        level = load_levels(selection)[0]
+        result = solve(level, out_of_plan=False)
+        assert result.solved and verify(level, result.lurd).ok, selection
 
 
 def test_bad_variant_options_are_refused():
