@@ -82,6 +82,8 @@ from planners.fess.learned import LearnedPatterns
 from planners.fess.packing_plan import (
     PackingPlan,
     compute_packing_plan,
+    ranked_sinks,
+    target_basins,
     unordered_plan,
     walk_distance_from,
 )
@@ -124,6 +126,14 @@ _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls t
 _EXHAUST_BUDGET_MIN = 32  # ... and an adaptive exhaustion test
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
 _FIRST_MOVES = 1 << 16  # first capacity of the move pool
+
+
+def neutral_out_of_plan(value: bool | str, many_fed: bool) -> bool:
+    """Whether ``FessPlanner(out_of_plan=value)`` makes every floor square the basin.
+
+    ``many_fed``: the level has two or more fed sink rooms.
+    """
+    return value is False or (value == "fed" and many_fed)
 
 
 @dataclass(frozen=True)
@@ -202,7 +212,9 @@ class FessRun:
                 sinkless=cfg.sinkless,
                 sinks="all" if cfg.plan == "sinks" else "one",
             )
-        if not cfg.out_of_plan:  # every floor square in the basin: no box is out of plan
+        if cfg.out_of_plan is not True and neutral_out_of_plan(
+            cfg.out_of_plan, len(ranked_sinks(board, self.rooms, target_basins(board))[0]) >= 2
+        ):  # every floor square in the basin: no box is out of plan
             self.plan = replace(self.plan, basin=((board.cells & FLOOR) != 0).astype(np.uint8))
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
@@ -591,4 +603,4 @@ def grow_tree(tree: FessTree, nodes: int, moves: int) -> FessTree:
     return grown
 
 
-__all__ = ["DEADLOCK_NAMES", "FessRun", "FessStats", "NodeMoves"]
+__all__ = ["DEADLOCK_NAMES", "FessRun", "FessStats", "NodeMoves", "neutral_out_of_plan"]

@@ -56,7 +56,7 @@ from planners.fess.packing_plan import (
     target_basins,
 )
 from planners.fess.rooms import analyze_rooms
-from planners.fess.run import FessRun
+from planners.fess.run import FessRun, neutral_out_of_plan
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
 from soko_gym.levels import Level
@@ -119,10 +119,12 @@ class FessPlanner(Planner):
             still ranking moves.
         out_of_plan: the out-of-plan axis counts the boxes outside the plan's basin (Section
             6); False makes every floor square the basin, so the axis (and the out-of-plan
-            advisor) is neutral. For levels whose basin points the wrong way: XSokoban 29, a
-            goal room with two doors, whose sink basin holds the bottom corridor but not the
-            top area, is solved with it off (one worker, 298.6 s) and not with it on
-            (benchmarks/RESULTS.md, item 46).
+            advisor) is neutral; "fed" does so on levels with two or more fed sink rooms
+            (targets fed from several areas, ``planners.fess.packing_plan``), where one sink's
+            basin leaves the other areas' boxes out of plan. For levels whose basin points the
+            wrong way: XSokoban 29, a goal room with two doors, whose sink basin holds the
+            bottom corridor but not the top area, is solved with it off (one worker, 298.6 s)
+            and not with it on (benchmarks/RESULTS.md, item 46).
         plan: "sink" (Section 6: boxes pulled into the sink room leave the board, parking
             squares included), "sinks" (every fed sink room at once, on a level with several:
             a level whose targets are fed from several areas, ``planners.fess.packing_plan``;
@@ -205,7 +207,7 @@ class FessPlanner(Planner):
         exhaust_all: int = 0,
         pi_corrals: bool = True,
         room_axis: bool = True,
-        out_of_plan: bool = True,
+        out_of_plan: bool | str = True,
         plan: str = "sink",
         deadlock_budget: int = 1024,
         plan_nodes: int = 3000,
@@ -274,6 +276,8 @@ class FessPlanner(Planner):
         self.exhaust_all = exhaust_all
         self.pi_corrals = pi_corrals
         self.room_axis = room_axis
+        if not (isinstance(out_of_plan, bool) or out_of_plan == "fed"):
+            raise ValueError(f"out_of_plan must be True, False or 'fed', got {out_of_plan!r}")
         self.out_of_plan = out_of_plan
         self.plan = plan
         self.deadlock_budget = deadlock_budget
@@ -312,7 +316,12 @@ class FessPlanner(Planner):
     def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
         """Worker options of a FESS portfolio (``planners.portfolio``).
 
-        Worker 0 runs ``options``. Worker 1 runs up to four stages, each from the start:
+        Worker 0 runs ``options``; on a level with two or more fed sink rooms it starts again
+        after ``PORTFOLIO_FALLBACK_AFTER`` seconds with the out-of-plan axis neutral
+        (``out_of_plan="fed"``: XSokoban 29 falls to it, item 46), unless ``options`` sets
+        ``fallback`` or ``out_of_plan``; the 60 s suites never reach that switch, and in the
+        600 s records worker 0 won no such level after it. Worker 1 runs up to four stages,
+        each from the start:
         - for ``PORTFOLIO_PROBE_SECONDS``, worker 0's search without PI-corral pruning (sound,
           but it makes the search open a corral first; without it Sasquatch 34 and 42 fall
           in seconds, items 18 and 38);
@@ -334,7 +343,10 @@ class FessPlanner(Planner):
         ``fallback`` the caller set holds for every worker and stage (a caller's fallback
         replaces the stages; a caller's plan drops the "targets" stage).
         """
-        out = [dict(options)]
+        first = dict(options)
+        if workers > 1 and "fallback" not in options and "out_of_plan" not in options:
+            first.update(fallback={"out_of_plan": "fed"}, fallback_after=PORTFOLIO_FALLBACK_AFTER)
+        out = [first]
         seed = options.get("seed") or 0
 
         def keep(changes: dict[str, Any]) -> dict[str, Any]:
@@ -440,7 +452,7 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
         "sinkless_nodes",
     )  # fmt: skip
     for name, value in vars(a).items():
-        if name in (*plan_options, "fallback", "fallback_after", "stop_check"):
+        if name in (*plan_options, "fallback", "fallback_after", "stop_check", "out_of_plan"):
             continue
         if getattr(b, name) != value:
             return False
@@ -449,6 +461,8 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     fed, rest = ranked_sinks(board, rooms, basins)
     has_sink = bool(fed or rest)
     many_fed = len(fed) >= 2
+    if neutral_out_of_plan(a.out_of_plan, many_fed) != neutral_out_of_plan(b.out_of_plan, many_fed):
+        return False
 
     def plan_of(p: FessPlanner) -> tuple:
         if p.plan == "unordered" or (not has_sink and p.sinkless == "unordered"):

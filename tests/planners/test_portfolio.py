@@ -56,7 +56,15 @@ def test_bad_worker_counts_and_planners_without_a_portfolio_are_refused():
 
 def test_fess_portfolio_options_keep_the_callers_options():
     configs = FessPlanner.portfolio_options(4, {"seed": 7})
-    assert len(configs) == 4 and configs[0] == {"seed": 7}
+    # worker 0: the caller's search; after the minute, on levels with several fed sink
+    # rooms, again with the out-of-plan axis neutral (item 46)
+    assert len(configs) == 4 and configs[0] == {
+        "seed": 7,
+        "fallback": {"out_of_plan": "fed"},
+        "fallback_after": PORTFOLIO_FALLBACK_AFTER,
+    }
+    for own in ({"out_of_plan": True}, {"fallback": {"cells": "lexicographic"}}):
+        assert FessPlanner.portfolio_options(2, own)[0] == own
     assert [c["seed"] for c in configs] == [7, 8, 9, 10]  # no two workers search alike
     # worker 1, first stage: worker 0's search without PI-corral pruning, for a short probe
     one = configs[1]
@@ -136,3 +144,16 @@ def test_stop_check_ends_a_fess_search_early():
     result = planner.solve(load_levels("xsokoban:29")[0], SearchLimits(max_seconds=60))
     # stopped at the second check: a search run to its time limit would poll far more often
     assert result.status == "timeout" and len(calls) == 2
+
+
+def test_fess_portfolio_worker_0_restarts_without_the_out_of_plan_axis_only_where_it_changes():
+    # XSokoban 29 has two fed sink rooms: "fed" makes its basin every floor square, a new
+    # search; XSokoban 1 has one: the same search, so worker 0 goes on with its tree
+    from planners.fess.search import _same_search
+
+    worker0 = FessPlanner(**FessPlanner.portfolio_options(2, {})[0])
+    later = worker0._with(worker0.fallback)
+    assert later.out_of_plan == "fed" and later.fallback is None
+    two = load_levels("xsokoban:29")[0].board
+    one = load_levels("xsokoban:1")[0].board
+    assert not _same_search(worker0, later, two) and _same_search(worker0, later, one)

@@ -224,6 +224,18 @@ def test_out_of_plan_off_makes_every_box_in_plan_and_still_solves():
         level = load_levels(selection)[0]
         result = solve(level, out_of_plan=False)
         assert result.solved and verify(level, result.lurd).ok, selection
+    # "fed": neutral where two or more sink rooms feed the targets (XSokoban 29), else as True
+    fed29 = FessRun(
+        FessPlanner(out_of_plan="fed"), load_levels("xsokoban:29")[0].board, limits, None
+    )
+    assert np.array_equal(fed29.plan.basin, off.plan.basin)
+    one = load_levels("xsokoban:1")[0].board
+    fed1 = FessRun(FessPlanner(out_of_plan="fed"), one, limits, None)
+    assert np.array_equal(fed1.plan.basin, FessRun(FessPlanner(), one, limits, None).plan.basin)
+    assert not fed1.plan.basin.all()
+    for bad in ("yes", 1, 0, None):
+        with pytest.raises(ValueError, match="out_of_plan"):
+            FessPlanner(out_of_plan=bad)
 
 
 def test_bad_variant_options_are_refused():
