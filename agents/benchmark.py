@@ -130,6 +130,8 @@ class BenchConfig:
             throughout, so a deterministic agent that meets a board twice walks a cycle.
             With ``episodes_per_level`` above 1 agents sample every step and the rule has
             nothing to change.
+        deadlock_search: play every agent with the env's ``deadlock_search`` at this budget
+            (the actions a bounded search proves lose masked; 0: as the agent's sidecar says).
         seed: seed of the agents' action sampling and env resets.
         plot: write ``solve_rate.png`` (needs the ``plot`` extra).
         quiet: no per-run lines on stderr.
@@ -154,6 +156,7 @@ class BenchConfig:
     agent_env: str | None = None
     symmetric: bool = False
     on_repeat: str | None = None
+    deadlock_search: int = 0
     seed: int = 0
     plot: bool = True
     quiet: bool = False
@@ -421,6 +424,8 @@ def _check_config(config: BenchConfig) -> None:
         raise ValueError(f"--time-limit must be positive, got {config.time_limit}")
     if config.record < 0:
         raise ValueError(f"--record must be at least 0, got {config.record}")
+    if isinstance(config.deadlock_search, bool) or config.deadlock_search < 0:
+        raise ValueError(f"--deadlock-search must be at least 0, got {config.deadlock_search}")
     if config.max_steps is not None and config.max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1, got {config.max_steps}")
     if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
@@ -451,6 +456,9 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
             f"{csv_path} exists; pass --resume to continue it or --overwrite to replace it"
         )
     agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
+    if config.deadlock_search > 0:
+        for agent in agents:
+            agent.env_kwargs["deadlock_search"] = config.deadlock_search
     if config.symmetric:
         agents = [symmetry_averaged(agent) for agent in agents]
     if config.on_repeat is not None:
@@ -685,6 +693,14 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         help="what agents do on a board met before in the episode: sample from the policy, or "
         "take its most likely action not yet tried there (default: greedy throughout)",
     )
+    bench.add_argument(
+        "--deadlock-search",
+        type=int,
+        default=0,
+        metavar="N",
+        help="agents play with the env's deadlock_search=N: the actions a bounded search of N "
+        "positions proves lose the level are masked (default 0: as the agent was trained)",
+    )
     bench.add_argument("--seed", type=int, default=0, help="seed of agent sampling (default 0)")
     bench.add_argument("--out", required=True, metavar="DIR", help="output directory")
     bench.add_argument(
@@ -729,6 +745,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         agent_env=args.agent_env,
         symmetric=args.symmetric,
         on_repeat=args.on_repeat,
+        deadlock_search=args.deadlock_search,
         seed=args.seed,
         plot=not args.no_plot,
         quiet=args.quiet,

@@ -45,6 +45,8 @@ class EnvConfig:
         deadlock_termination: end an episode when a box is pushed into a simple deadlock.
         deadlock_mask: leave the actions that push a box into a simple deadlock out of the
             action mask (the env's ``deadlock_mask``).
+        deadlock_search: also leave out the actions after which a search of at most this
+            many positions proves the level lost (the env's ``deadlock_search``; 0: none).
     """
 
     env_id: str = "Sokoban-Push-v0"
@@ -57,6 +59,7 @@ class EnvConfig:
     dead_plane: bool = True
     deadlock_termination: bool = True
     deadlock_mask: bool = False
+    deadlock_search: int = 0
 
 
 @dataclass
@@ -382,6 +385,11 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError("init_model (--init-model) is for the stable-baselines3 algos")
         if not Path(config.init_model).is_file():
             raise ValueError(f"init_model (--init-model): no file {config.init_model!r}")
+    search = config.env.deadlock_search
+    if isinstance(search, bool) or not isinstance(search, int) or search < 0:
+        raise ValueError(
+            f"env.deadlock_search (--deadlock-search) must be an int >= 0, got {search!r}"
+        )
     if not config.max_seconds >= 0:
         raise ValueError(f"max_seconds must be >= 0, got {config.max_seconds!r}")
     parse_reward(config.env.reward_scheme)
@@ -522,6 +530,7 @@ def env_kwargs_of(config: EnvConfig, obs_size: tuple[int, int]) -> dict[str, Any
         "reward_scheme": config.reward_scheme,
         "deadlock_termination": bool(config.deadlock_termination),
         "deadlock_mask": bool(config.deadlock_mask),
+        "deadlock_search": int(config.deadlock_search),
     }
 
 

@@ -17,7 +17,8 @@ Prints a markdown table (solve rates at B = 120 for both protocols) and writes
 
     python benchmarks/boxoban_protocol.py --agents pretrained:boxoban-push,planner:astar
         [--sets unfiltered-test,...] [--levels 1000] [--budget 120] [--out DIR]
-        [--deadlock-mask] [--symmetric] [--on-repeat sample|untried] [--seed S]
+        [--deadlock-mask] [--deadlock-search N] [--symmetric] [--on-repeat sample|untried]
+        [--seed S]
 
 ``planner:NAME`` plays a planner through ``agents.expert.PlannerPolicy`` in the Push env, the
 expert the agents learn from, as a reference row. A Move-env agent (``pretrained:boxoban-move``)
@@ -130,6 +131,14 @@ def main() -> None:
         "the CSVs are named <agent>-dmask-<set>.csv",
     )
     parser.add_argument(
+        "--deadlock-search",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play with the env's deadlock_search=N (the actions a search of at most N "
+        "positions proves lose masked); the CSVs are named <agent>-dsearchN-<set>.csv",
+    )
+    parser.add_argument(
         "--symmetric",
         action="store_true",
         help="play each model through every symmetry of the board at once, its "
@@ -154,6 +163,8 @@ def main() -> None:
         raise ValueError(f"--sets: unknown {unknown}; known: {', '.join(SETS)}")
     if args.levels < 1 or args.budget < 1:
         raise ValueError("--levels and --budget must be at least 1")
+    if args.deadlock_search < 0:
+        raise ValueError(f"--deadlock-search must be at least 0, got {args.deadlock_search}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[tuple[str, str], list[dict[str, int]]] = {}
@@ -172,6 +183,9 @@ def main() -> None:
         if args.deadlock_mask:
             agent.env_kwargs["deadlock_mask"] = True
             name += "-dmask"
+        if args.deadlock_search > 0:
+            agent.env_kwargs["deadlock_search"] = args.deadlock_search
+            name += f"-dsearch{args.deadlock_search}"
         if args.symmetric and not spec.startswith("planner:"):
             agent = symmetry_averaged(agent)
             name += "-sym"

@@ -168,7 +168,8 @@ def exhaust_deadlock(et, box_pos, player, budget):
     """Run the bounded complete push search from the position (``box_pos``, ``player``).
 
     Args:
-        et: ``ExhaustTables`` of the board.
+        et: ``ExhaustTables`` of the board; tables sized for more boxes than ``box_pos``
+            holds serve too (the envs keep one per env for the most boxes of their levels).
         box_pos: int32[n_boxes] box squares of the position (read only).
         player: the player's square.
         budget: most positions to store (at most the tables' ``PARAM_MAX_BUDGET``).
@@ -178,11 +179,12 @@ def exhaust_deadlock(et, box_pos, player, budget):
     """
     cells, dead, offsets, zobrist = et.cells, et.dead, et.offsets, et.zobrist
     box_at, nodes, hashes, players = et.box_at, et.nodes, et.hashes, et.players
-    pos, pushes, stamps, stack = et.pos, et.pushes, et.stamps, et.stack
+    stamps, stack = et.stamps, et.stack
     seen, trail = et.seen, et.trail
     cstamp, region, barrier, info = et.cstamp, et.region, et.barrier, et.info
     m = box_pos.shape[0]
-    col_player = m
+    pos, pushes = et.pos[:m], et.pushes[: 4 * m]
+    col_player = nodes.shape[1] - 2  # as ``queue_position`` writes it
     limit = max(1, min(budget, nodes.shape[0]))
     h = np.uint64(0)
     for i in range(m):

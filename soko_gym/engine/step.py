@@ -29,8 +29,8 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
+from numba import njit, types
+from numba.extending import overload, register_jitable
 
 from soko_gym.engine.actions import (
     KIND_MACRO,
@@ -50,6 +50,7 @@ from soko_gym.engine.constants import (
     DRAWN_WALL,
     FLOOR,
     GOAL,
+    HASH_DTYPE,
     PLANE_BOX,
     PLANE_DEAD,
     PLANE_FLOOR,
@@ -59,8 +60,19 @@ from soko_gym.engine.constants import (
     SQUARE_DTYPE,
     STAMP_DTYPE,
 )
+from soko_gym.engine.corral import N_INFO
 from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.exhaust import (
+    EXHAUST_DEADLOCK,
+    N_COUNTERS,
+    N_PARAMS,
+    PARAM_BUDGET,
+    PARAM_MAX_BUDGET,
+    ExhaustTables,
+    exhaust_deadlock,
+)
 from soko_gym.engine.reach import player_path, reach_player, reset_stamps
+from soko_gym.engine.zobrist import zobrist_table
 
 # What an action did (returned by the step kernels).
 ACT_MOVE = 0  # the player stepped (or walked) without pushing
@@ -460,13 +472,95 @@ def mask_dead_actions(kind, cells, dead, box_at, offsets, player, seen, trail, m
     return kept, cleared
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def mask_searched_deadlocks(
+    kind, et, box_at, box_pos, n_boxes, player, budget, dist, parent, queue, mask, cleared
+):
+    """Clear the actions of ``mask`` after which the exhaustion test proves the level lost.
+
+    When it proves every action of ``mask`` lost, the position is lost whatever is played, and
+    ``mask`` is left as it was (a mask without a legal action breaks masked policies).
+
+    Each action that pushes is played on a copy of the position in the search's tables: its
+    box moved, the player where the action leaves it (a macro move: beside the box on the side
+    its fewest-push path ends, as the step plays it). ``engine.exhaust.exhaust_deadlock`` then
+    searches every push from there storing at most ``budget`` positions; the action is cleared
+    only when that search runs dry without a solution, a proof, so no action on a solution's
+    path is ever cleared. A step that pushes nothing leaves the box set and the player's region
+    as they were and is kept.
+
+    Args:
+        kind: ``KIND_MOVE``, ``KIND_PUSH`` or ``KIND_MACRO``.
+        et: ``engine.exhaust.ExhaustTables`` of the env's level (tables sized for the most boxes
+            of its table serve every level of it).
+        box_at, box_pos, n_boxes, player: the position (``box_pos`` is changed and restored).
+        budget: most positions one search stores.
+        dist, parent, queue: ``box_paths`` buffers (macro kind only).
+        mask: the legal actions of ``kind`` (changed in place).
+        cleared: int32[>= actions in ``mask``] receives the actions cleared.
+
+    Returns:
+        The number of actions cleared.
+    """
+    cells = et.cells
+    offsets = et.offsets
+    n = cells.shape[0]
+    boxes = box_pos[:n_boxes]
+    kept = 0
+    n_cleared = 0
+    last_src = -1
+    for a in range(mask.shape[0]):
+        if not mask[a]:
+            continue
+        src, dst = _pushed_box(kind, a, player, box_at, offsets, n)
+        if src < 0:
+            kept += 1
+            continue
+        after = src  # a push leaves the player where the box was
+        if kind == KIND_MACRO:
+            if src != last_src:  # a box's macro actions come one after another
+                box_paths(
+                    cells, box_at, offsets, player, src, et.stamps, et.stack, dist, parent, queue
+                )  # fmt: skip
+                last_src = src
+            best = -1
+            for s in range(4):  # the side ``macro_plan`` picks
+                code = dst * 4 + s
+                if dist[code] != DIST_INF and (best < 0 or dist[code] < dist[best]):
+                    best = code
+            after = dst + offsets[best & 3]
+        b = box_at[src]
+        boxes[b] = dst
+        status = exhaust_deadlock(et, boxes, np.int64(after), np.int64(budget))
+        boxes[b] = src
+        if status == EXHAUST_DEADLOCK:
+            mask[a] = False
+            cleared[n_cleared] = a
+            n_cleared += 1
+        else:
+            kept += 1
+    if kept == 0:  # lost whatever is played: the mask stays whole
+        for j in range(n_cleared):
+            mask[cleared[j]] = True
+        return 0
+    return n_cleared
+
+
 # ---------------------------------------------------------------------------------------------
 # The per-env step: bundles and kernels
 # ---------------------------------------------------------------------------------------------
 
 EnvOptions = namedtuple(
     "EnvOptions",
-    ["kind", "rewards", "max_steps", "deadlock_termination", "noop_action", "deadlock_mask"],
+    [
+        "kind",
+        "rewards",
+        "max_steps",
+        "deadlock_termination",
+        "noop_action",
+        "deadlock_mask",
+        "deadlock_search",
+    ],
 )
 EnvOptions.__doc__ = """What kind of env steps and how (the same for every env of a batch).
 
@@ -478,6 +572,9 @@ Fields:
     noop_action: the move env's ``NOOP_ACTION`` is legal (bool).
     deadlock_mask: the mask leaves out actions whose push makes a simple deadlock, unless
         every legal action does (bool).
+    deadlock_search: with a value > 0, the mask also leaves out the actions after which the
+        exhaustion test (``mask_searched_deadlocks``), storing at most this many positions,
+        proves the level lost, unless every action left does; 0: no search (int).
 """
 
 EnvTables = namedtuple(
@@ -524,7 +621,7 @@ Fields:
 
 EnvScratch = namedtuple(
     "EnvScratch",
-    "stamps seen stack queue parent dist plan parent8 walk trail lurd",
+    "stamps seen stack queue parent dist plan parent8 walk trail lurd search",
 )
 EnvScratch.__doc__ = """Work buffers of N envs (row ``i``: env ``i``); only ``lurd`` is read back.
 
@@ -538,6 +635,22 @@ Fields:
     trail: int32[N, n_cells] deadlock-test cluster.
     lurd: uint8[N, R] receives the LURD letters (ASCII) of the last action when ``R > 0``; ``R =
         lurd_capacity(kind, n_cells)`` holds any action's letters; ``R = 0`` records nothing.
+    search: the ``EnvSearch`` tables of ``EnvOptions.deadlock_search``, or None without a
+        search: the kernels are then compiled without the search's code (``_search_mask``).
+"""
+
+EnvSearch = namedtuple(
+    "EnvSearch",
+    "zobrist box_at nodes hashes players pos pushes cstamp region barrier info params counters "
+    "cleared",
+)
+EnvSearch.__doc__ = """The exhaustion test's tables of N envs (``EnvOptions.deadlock_search``).
+
+Fields: those of ``engine.exhaust.ExhaustTables`` of the same name, with a leading env axis
+(row ``i``: env ``i``), except ``zobrist``: uint64[n_cells], one table for all. ``nodes`` is
+int32[N, budget, B + 2] for ``B`` boxes at most; the searches share the envs' ``stamps``,
+``stack``, ``seen`` and ``trail``. ``cleared``: int32[N, A], the actions one mask search
+cleared (``A``: the most legal actions a position of the kind has).
 """
 
 LURD_ASCII = np.frombuffer(b"udlrUDLR", dtype=np.uint8).copy()  # direction + 4 * is_push
@@ -572,6 +685,7 @@ def new_env_options(
     deadlock_termination: bool = False,
     noop_action: bool = False,
     deadlock_mask: bool = False,
+    deadlock_search: int = 0,
 ) -> EnvOptions:
     """An ``EnvOptions`` bundle with the exact field types the kernels are compiled for."""
     return EnvOptions(
@@ -581,6 +695,7 @@ def new_env_options(
         bool(deadlock_termination),
         bool(noop_action),
         bool(deadlock_mask),
+        int(deadlock_search),
     )
 
 
@@ -624,10 +739,24 @@ def new_env_state(
     )
 
 
-def new_env_scratch(n_env: int, n_cells: int, kind: int, record_lurd: bool) -> EnvScratch:
-    """``EnvScratch`` for ``n_env`` envs of ``kind``; ``record_lurd``: keep each action's LURD."""
+def new_env_scratch(
+    n_env: int,
+    n_cells: int,
+    kind: int,
+    record_lurd: bool,
+    max_boxes: int = 1,
+    deadlock_search: int = 0,
+) -> EnvScratch:
+    """``EnvScratch`` for ``n_env`` envs of ``kind``; ``record_lurd``: keep each action's LURD.
+
+    ``deadlock_search`` > 0 sizes the exhaustion test's tables for that many positions and
+    ``max_boxes`` boxes (``EnvOptions.deadlock_search``).
+    """
     n = n_cells
     big = 4 * n if kind == KIND_MACRO else 1  # box path buffers only where they are used
+    search = None
+    if deadlock_search > 0:
+        search = new_env_search(n_env, n, kind, max_boxes, deadlock_search)
     return EnvScratch(
         np.zeros((n_env, n + 1), dtype=STAMP_DTYPE),
         np.zeros((n_env, n + 1), dtype=np.uint32),
@@ -640,6 +769,34 @@ def new_env_scratch(n_env: int, n_cells: int, kind: int, record_lurd: bool) -> E
         np.empty((n_env, n), dtype=np.int8),
         np.empty((n_env, n), dtype=SQUARE_DTYPE),
         np.zeros((n_env, lurd_capacity(kind, n) if record_lurd else 0), dtype=np.uint8),
+        search,
+    )
+
+
+def new_env_search(n_env: int, n_cells: int, kind: int, max_boxes: int, budget: int) -> EnvSearch:
+    """``EnvSearch`` for ``n_env`` envs of ``kind``: searches of at most ``budget`` positions."""
+    n = n_cells
+    nb = max(1, max_boxes)
+    most_actions = nb * n if kind == KIND_MACRO else 4 * nb
+    cap = 1 << max(2, (2 * budget - 1).bit_length())  # as ``new_exhaust_tables`` sizes it
+    params = np.zeros((n_env, N_PARAMS), dtype=np.int64)
+    params[:, PARAM_BUDGET] = budget
+    params[:, PARAM_MAX_BUDGET] = budget
+    return EnvSearch(
+        zobrist_table(n),
+        np.full((n_env, n), -1, dtype=BOX_AT_DTYPE),
+        np.zeros((n_env, budget, nb + 2), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, cap), dtype=HASH_DTYPE),
+        np.full((n_env, cap), -1, dtype=np.int32),
+        np.zeros((n_env, nb), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, 4 * nb), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, n + 1), dtype=np.int32),
+        np.zeros((n_env, n), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, 4 * nb), dtype=SQUARE_DTYPE),
+        np.zeros((n_env, 4 * nb, N_INFO), dtype=np.int32),
+        params,
+        np.zeros((n_env, N_COUNTERS), dtype=np.int64),
+        np.zeros((n_env, most_actions), dtype=np.int32),
     )
 
 
@@ -755,10 +912,11 @@ def _write_mask(kind, opts, cells, dead, offsets, state, scratch, i):
 
     With ``opts.deadlock_mask`` the actions whose push makes a simple deadlock are left out,
     unless every legal action does: the position is lost either way, and a mask without a
-    legal action breaks masked policies.
+    legal action breaks masked policies. With ``opts.deadlock_search`` those too, then the
+    ones the exhaustion test proves lose (``mask_searched_deadlocks``), under the same rule.
     """
     _legal_mask(kind, opts, cells, offsets, state, scratch, i)
-    if opts.deadlock_mask:
+    if opts.deadlock_mask or opts.deadlock_search > 0:
         kept, cleared = mask_dead_actions(
             np.int64(kind),  # not the literal: one compiled kernel for the three kinds
             cells,
@@ -772,6 +930,45 @@ def _write_mask(kind, opts, cells, dead, offsets, state, scratch, i):
         )
         if kept == 0 and cleared > 0:
             _legal_mask(kind, opts, cells, offsets, state, scratch, i)
+        elif opts.deadlock_search > 0:
+            _search_mask(
+                np.int64(kind), opts.deadlock_search, cells, dead, offsets, state, scratch,
+                scratch.search, i,
+            )  # fmt: skip
+
+
+def _search_mask(kind, budget, cells, dead, offsets, state, scratch, search, i):
+    """``mask_searched_deadlocks`` on env i's mask: the actions cleared (0 without a search).
+
+    Compiled through its overload below, which picks the body by the type of ``search``: a
+    kernel given no ``EnvSearch`` never compiles the search (half an env's cold start).
+    """
+    if search is None:
+        return 0
+    return _run_search_mask(kind, budget, cells, dead, offsets, state, scratch, search, i)
+
+
+@overload(_search_mask, inline="always")
+def _search_mask_overload(kind, budget, cells, dead, offsets, state, scratch, search, i):
+    if isinstance(search, types.NoneType):
+        return lambda kind, budget, cells, dead, offsets, state, scratch, search, i: 0
+    return _run_search_mask
+
+
+@register_jitable
+def _run_search_mask(kind, budget, cells, dead, offsets, state, scratch, search, i):
+    et = ExhaustTables(
+        cells, dead, offsets, search.zobrist, search.box_at[i], search.nodes[i],
+        search.hashes[i], search.players[i], search.pos[i], search.pushes[i],
+        scratch.stamps[i], scratch.stack[i], scratch.seen[i], scratch.trail[i],
+        search.cstamp[i], search.region[i], search.barrier[i], search.info[i],
+        search.params[i], search.counters[i],
+    )  # fmt: skip
+    return mask_searched_deadlocks(
+        kind, et, state.box_at[i], state.box_pos[i], state.n_boxes[i], state.player[i],
+        np.int64(budget), scratch.dist[i], scratch.parent[i], scratch.queue[i], state.masks[i],
+        search.cleared[i],
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")

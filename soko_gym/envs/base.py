@@ -77,6 +77,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         illegal_action: str = "noop",
         deadlock_termination: bool = False,
         deadlock_mask: bool = False,
+        deadlock_search: int = 0,
         level_order: str = "random",
         generator_kwargs: dict[str, Any] | None = None,
         render_mode: str | None = None,
@@ -100,6 +101,15 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
             )
         if isinstance(tile_size, bool) or not isinstance(tile_size, int) or tile_size < 1:
             raise ValueError(f"tile_size must be a positive int, got {tile_size!r}")
+        if (
+            isinstance(deadlock_search, bool)
+            or not isinstance(deadlock_search, int | np.integer)
+            or deadlock_search < 0
+        ):
+            raise ValueError(
+                f"deadlock_search must be an int >= 0 (positions per search; 0: off), "
+                f"got {deadlock_search!r}"
+            )
         self.render_mode = render_mode
         self.obs_mode = obs_mode
         self.dead_plane = bool(dead_plane)
@@ -107,6 +117,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         self.illegal_action = illegal_action
         self.deadlock_termination = bool(deadlock_termination)
         self.deadlock_mask = bool(deadlock_mask)
+        self.deadlock_search = int(deadlock_search)
         self._coef, self._reward_fn = resolve_reward(reward_scheme)
         self._source = LevelSource(
             levels,
@@ -132,10 +143,13 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
             self.deadlock_termination,
             getattr(self, "noop_action", False),
             self.deadlock_mask,
+            self.deadlock_search,
         )
         self._tables = table.kernel_tables(self._offsets)
         self._state = new_env_state(1, n, table.max_boxes, self._n_planes, int(self.action_space.n))
-        self._scratch = new_env_scratch(1, n, self.kind, record_lurd=True)
+        self._scratch = new_env_scratch(
+            1, n, self.kind, True, table.max_boxes, self.deadlock_search
+        )
         self._kernels: tuple[Any, Any] | None = None  # compiled env_reset and env_step
         self._slot = -1  # table slot of the current level; -1 before the first reset
         self._level_index = -1

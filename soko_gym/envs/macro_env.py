@@ -24,7 +24,10 @@ class SokobanMacroEnv(SokobanEnv):
     sets ``info["illegal_action"]`` (or raises with ``illegal_action="raise"``).
     ``action_masks()`` and ``info["action_mask"]`` give the legal actions; computing the mask
     costs one push-path search per box. With ``deadlock_mask=True`` the mask leaves out the
-    moves that end in a simple deadlock (as ``SokobanMoveEnv``).
+    moves that end in a simple deadlock, and with ``deadlock_search=N`` also the ones a bounded
+    search proves lose the level, the player left where the move leaves it (both as
+    ``SokobanMoveEnv``; on large levels a position can have hundreds of macro moves, each a
+    search).
 
     ## Observation Space
     As ``SokobanMoveEnv``.

@@ -33,7 +33,14 @@ class SokobanMoveEnv(SokobanEnv):
     ``action_masks()`` and ``info["action_mask"]`` give the legal actions. With
     ``deadlock_mask=True`` they also leave out the actions whose push makes a simple deadlock
     (a box on a dead square or frozen off a goal), unless every legal action does; such an
-    action stays legal when taken (a masked policy never takes it).
+    action stays legal when taken (a masked policy never takes it). ``deadlock_search=N``
+    (> 0) also leaves out the pushes after which the exhaustion test
+    (``soko_gym.engine.exhaust``), a complete push search storing at most N positions, runs
+    dry without a solution: a proof that the level is lost, so no step of any solution is
+    ever left out. Steps without a push keep the box set and are never searched. The same
+    rule holds: when every action left is proven lost, none is left out. It costs up to one
+    search per pushing action and step (Boxoban, N = 1024: about 0.4 ms each), and its first
+    use compiles the search (a few seconds, cached after).
 
     ## Observation Space
     ``Box(0, 1, (C, H, W), uint8)``: planes wall, floor, goal, box, player (C = 5), plus dead
@@ -61,7 +68,7 @@ class SokobanMoveEnv(SokobanEnv):
     ## Arguments
     ``gym.make("Sokoban-Move-v0", levels=..., obs_size=None, obs_mode="planes",
     dead_plane=False, tile_size=8, reward_scheme="boxoban", illegal_action="noop",
-    deadlock_termination=False, deadlock_mask=False, level_order="random",
+    deadlock_termination=False, deadlock_mask=False, deadlock_search=0, level_order="random",
     generator_kwargs=None, noop_action=False, render_mode=None, max_episode_steps=120)``.
     ``levels``: a pack name or selection (``"microban:1-10"``), a path, a Level, a list of Level,
     or ``"generated"`` (with ``generator_kwargs`` for ``soko_gym.levels.generate_level``).

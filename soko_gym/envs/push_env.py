@@ -31,7 +31,9 @@ class SokobanPushEnv(SokobanEnv):
     player can reach the square behind it. An illegal action is a no-op that costs the step
     penalty and sets ``info["illegal_action"]`` (or raises with ``illegal_action="raise"``).
     ``action_masks()`` and ``info["action_mask"]`` give the legal actions; with
-    ``deadlock_mask=True``, without the ones that make a simple deadlock (as ``SokobanMoveEnv``).
+    ``deadlock_mask=True``, without the ones that make a simple deadlock, and with
+    ``deadlock_search=N`` also without the ones a bounded search proves lose the level (both
+    as ``SokobanMoveEnv``).
 
     ## Observation Space
     As ``SokobanMoveEnv``: ``Box(0, 1, (C, H, W), uint8)`` planes wall, floor, goal, box, player

@@ -145,12 +145,15 @@ class SokobanVectorEnv(VectorEnv):
             tpl.deadlock_termination,
             getattr(tpl, "noop_action", False),
             tpl.deadlock_mask,
+            tpl.deadlock_search,
         )
         self._tables = table.kernel_tables(tpl._offsets)
         self._state = new_env_state(
             n_env, n, table.max_boxes, tpl._n_planes, int(tpl.action_space.n)
         )
-        self._scratch = new_env_scratch(n_env, n, self.kind, record_lurd=False)
+        self._scratch = new_env_scratch(
+            n_env, n, self.kind, False, table.max_boxes, tpl.deadlock_search
+        )
         self._out = kernels.new_step_outputs(n_env)
         self._cmd = kernels.new_commands(n_env)
         self._task = self._cmd.task

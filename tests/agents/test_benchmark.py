@@ -245,3 +245,26 @@ def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path,
         benchmark.run_benchmark(
             BenchConfig(levels="microban:1", agents=("pretrained:boxoban-move",), on_repeat="x")
         )
+
+
+def test_bench__deadlock_search_plays_agents_with_the_envs_search_mask(tmp_path, monkeypatch):
+    """``--deadlock-search N`` gives every agent's env ``deadlock_search=N``; bad N is refused."""
+    made = []
+    real = benchmark._make_agent_env
+
+    def kept(agent, levels, max_steps):
+        env = real(agent, levels, max_steps)
+        made.append(env)
+        return env
+
+    monkeypatch.setattr(benchmark, "_make_agent_env", kept)
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", "microban:1-2", "--agents", "pretrained:boxoban-push"]
+    argv += ["--deadlock-search", "256", "--max-steps", "30", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    _, rows = _rows(out)
+    assert [r["level"] for r in rows] == ["1", "2"]
+    assert [env.unwrapped.deadlock_search for env in made] == [256]
+    with pytest.raises(ValueError, match="deadlock-search"):
+        agent = ("pretrained:boxoban-push",)
+        benchmark.run_benchmark(BenchConfig(levels="microban:1", agents=agent, deadlock_search=-1))

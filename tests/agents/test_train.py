@@ -157,6 +157,19 @@ def test_train__bad_settings_are_named(tmp_path):
         train(tiny_config(tmp_path, algo="bc"))
     with pytest.raises(ValueError, match="n_envs"):
         train(tiny_config(tmp_path, n_envs=0))
+    with pytest.raises(ValueError, match="deadlock_search"):
+        train(tiny_config(tmp_path, env=EnvConfig(levels=GEN, deadlock_search=-1)))
+
+
+def test_env_kwargs__deadlock_search_reaches_the_env_and_the_sidecar():
+    import gymnasium as gym
+
+    from agents.train_config import env_args, env_kwargs_of
+
+    kwargs = env_kwargs_of(EnvConfig(levels=GEN, deadlock_search=64), (7, 7))
+    assert kwargs["deadlock_search"] == 64  # the saved model's sidecar holds it
+    env = gym.make("Sokoban-Push-v0", levels=GEN, **env_args(kwargs))
+    assert env.unwrapped.deadlock_search == 64
 
 
 class FirstLegal:

@@ -237,6 +237,112 @@ def test_deadlock_mask__clears_exactly_the_pushes_the_env_would_end_on(env_id):
     assert n_cleared > 0
 
 
+def microban_1_lost_push(env):
+    """The action that pushes Microban 1's lower box left: lost, but no simple deadlock.
+
+    With the box at row 4, col 2 the player can never again reach the square below it, so the
+    box never gets up to the goal; no box is on a dead square or frozen.
+    """
+    box = env.square(4, 3)
+    if isinstance(env, SokobanMoveEnv):
+        return None  # the move env reaches that push only after walking
+    if isinstance(env, SokobanPushEnv):
+        return box * 4 + 2
+    return box * env.obs_size[0] * env.obs_size[1] + env.square(4, 2)
+
+
+@pytest.mark.parametrize("env_id", ["Sokoban-Push-v0", "Sokoban-Macro-v0"])
+def test_deadlock_search__leaves_out_a_push_only_a_search_proves_lost(env_id):
+    searched = make(env_id, levels="microban:1", deadlock_search=256)
+    simple = make(env_id, levels="microban:1", deadlock_mask=True)
+    searched.reset(seed=0)
+    simple.reset(seed=0)
+    action = microban_1_lost_push(simple)
+    assert simple.action_masks()[action] and not searched.action_masks()[action]
+    assert not (searched.action_masks() & ~simple.action_masks()).any()
+    assert searched.action_masks().any()
+
+
+def test_deadlock_search__move_env_leaves_out_the_step_that_makes_that_push():
+    searched = make("Sokoban-Move-v0", levels="microban:1", deadlock_search=256)
+    simple = make("Sokoban-Move-v0", levels="microban:1", deadlock_mask=True)
+    for env in (searched, simple):
+        env.reset(seed=0)
+        for c in "rrd":  # the player walks round to the right of the lower box
+            env.step(DIRECTION[c])
+    left = DIRECTION["l"]
+    assert simple.action_masks()[left] and not searched.action_masks()[left]
+    assert searched.action_masks()[DIRECTION["u"]]  # a step without a push stays
+
+
+@pytest.mark.parametrize("env_id", ["Sokoban-Push-v0", "Sokoban-Move-v0"])
+def test_deadlock_search__keeps_every_action_of_a_solution(env_id):
+    env = make(env_id, levels="microban:1", deadlock_search=1024)
+    env.reset(seed=0)
+    level = env.level
+    if env_id == "Sokoban-Move-v0":
+        actions = [DIRECTION[c.lower()] for c in MICROBAN_1]
+    else:
+        actions = [
+            env.square(*divmod(square, level.width)) * 4 + d
+            for square, d in lurd_to_pushes(level, MICROBAN_1)
+        ]
+    for a in actions:
+        assert env.action_masks()[a]
+        _, _, term, _, info = env.step(a)
+    assert term and info["solved"]
+
+
+def test_deadlock_search__clears_only_positions_a_complete_search_finds_unsolvable():
+    import planners
+    from soko_gym.envs.render.ansi import planes_to_xsb
+
+    searched = make("Sokoban-Push-v0", levels="microban:1-20", deadlock_search=512)
+    simple = make("Sokoban-Push-v0", levels="microban:1-20", deadlock_mask=True)
+    n_checked = 0
+    for seed in range(8):
+        searched.reset(seed=seed)
+        simple.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for _ in range(6):
+            for a in np.flatnonzero(simple.action_masks() & ~searched.action_masks()):
+                probe = copy.deepcopy(simple)
+                probe.step(int(a))
+                after = soko_gym.Level.from_xsb(planes_to_xsb(probe.planes()))
+                assert planners.solve(after, planner="bfs").status == "unsolvable"
+                n_checked += 1
+            a = random_legal_action(searched, rng)
+            simple.step(a)
+            if searched.step(a)[2]:
+                break
+    assert n_checked >= 3
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_deadlock_search__keeps_the_mask_whole_when_every_action_is_lost(env_id):
+    import planners
+
+    # Microban 1 after its lost push: whatever is played, the level stays lost
+    level = soko_gym.Level.from_xsb("####\n# .#\n#  ###\n#*   #\n# $@ #\n#  ###\n####")
+    assert planners.solve(level, planner="bfs").status == "unsolvable"
+    searched = make(env_id, levels=[level], deadlock_search=256)
+    simple = make(env_id, levels=[level], deadlock_mask=True)
+    searched.reset(seed=0)
+    simple.reset(seed=0)
+    if env_id == "Sokoban-Move-v0":  # the player first walks next to a box it can push
+        for env in (searched, simple):
+            env.step(DIRECTION["u"])
+    pushes = simple.action_masks()
+    assert pushes.any()
+    assert np.array_equal(searched.action_masks(), pushes)
+
+
+@pytest.mark.parametrize("value", [-1, True, 1.5, "64"])
+def test_deadlock_search__bad_values_raise_value_error_naming_it(value):
+    with pytest.raises(ValueError, match="deadlock_search"):
+        make("Sokoban-Push-v0", levels="microban:1", deadlock_search=value)
+
+
 def test_illegal_action__is_a_costly_noop_or_raises():
     env = make("Sokoban-Move-v0", levels="microban:1")
     obs, _ = env.reset(seed=0)

@@ -162,3 +162,30 @@ def test_vector__render_gives_one_frame_per_env_as_the_single_env_draws_it(rende
         assert [soko_gym.Level.from_xsb(t).rows for t in venv.render()] == [
             lv.rows for lv in levels
         ]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_vector__deadlock_search_masks_equal_the_single_envs(env_id):
+    n, kw = 6, {"levels": LEVELS, "max_episode_steps": 60, "deadlock_search": 256}
+    venv = soko_gym.make_vec(env_id, n, parallel=False, **kw)
+    _, info = venv.reset(seed=1)
+    singles = [gym.make(env_id, **kw) for _ in range(n)]
+    plain = [gym.make(env_id, levels=LEVELS, deadlock_mask=True) for _ in range(n)]
+    for i in range(n):
+        for env in (singles[i], plain[i]):
+            env.reset(options={"level_index": int(info["level_index"][i])})
+    rng = np.random.default_rng(1)
+    n_cleared = 0
+    for _ in range(60):
+        masks = venv.action_masks()
+        for i in range(n):
+            assert np.array_equal(singles[i].unwrapped.action_masks(), masks[i])
+            n_cleared += int((plain[i].unwrapped.action_masks() & ~masks[i]).sum())
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
+        _, _, term, trunc, _ = venv.step(actions)
+        if (term | trunc).any():
+            break
+        for i in range(n):
+            singles[i].step(actions[i])
+            plain[i].step(actions[i])
+    assert n_cleared > 0
