@@ -53,7 +53,9 @@ def resolve(path: str | Path) -> Path:
     return Path(path)
 
 
-def pretrained(name: str, *, symmetric: bool = False, on_repeat: str | None = None) -> Any:
+def pretrained(
+    name: str, *, symmetric: bool = False, on_repeat: str | None = None, deadlock_search: int = 0
+) -> Any:
     """Load shipped agent ``name`` with the env it plays in (``agents.models.LoadedAgent``).
 
     Needs only the ``rl`` extra (stable-baselines3, sb3-contrib and torch).
@@ -65,6 +67,12 @@ def pretrained(name: str, *, symmetric: bool = False, on_repeat: str | None = No
         on_repeat: on a board met before in the episode, "sample" from the policy or take
             its most likely "untried" action (``agents.repeat.RepeatAware``); None plays
             greedily throughout.
+        deadlock_search: with N > 0, its ``env_kwargs`` ask for the env's
+            ``deadlock_search=N``: the actions a complete push search of at most N positions
+            proves lose the level are masked (the best play measured, model card).
+
+    Raises:
+        ValueError: for an unknown name or a negative ``deadlock_search``.
 
     Example:
         >>> agent = pretrained("boxoban-push")  # doctest: +SKIP
@@ -72,7 +80,13 @@ def pretrained(name: str, *, symmetric: bool = False, on_repeat: str | None = No
     """
     from agents.models import load_agent
 
+    if isinstance(deadlock_search, bool) or not isinstance(deadlock_search, int):
+        raise ValueError(f"deadlock_search must be an int >= 0, got {deadlock_search!r}")
+    if deadlock_search < 0:
+        raise ValueError(f"deadlock_search must be an int >= 0, got {deadlock_search!r}")
     agent = load_agent(model_path(name))
+    if deadlock_search > 0:
+        agent.env_kwargs["deadlock_search"] = deadlock_search
     if symmetric:
         from agents.symmetry import symmetry_averaged
 
