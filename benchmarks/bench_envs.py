@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +32,8 @@ VECTOR_SIZES = {
     "Sokoban-Push-v0": (1, 64, 1024, 4096),
     "Sokoban-Macro-v0": (1, 64, 256),  # masks are (H*W)^2 = 10,000 wide: 4096 envs is 41 MB
 }
+SEARCH_MASK_IDS = ("Sokoban-Move-v0", "Sokoban-Push-v0")  # timed with deadlock_search too
+SEARCH_BUDGET = 1024
 BOTH_DRIVERS_FROM = 256  # at this many envs and more, time parallel=False and parallel=True
 
 # Issue targets (steps/s).
@@ -212,8 +215,8 @@ class SingleRollout:
         chunk: steps per ``run_*`` call.
     """
 
-    def __init__(self, env_id: str, seed: int, chunk: int = 500) -> None:
-        self.env = gym.make(env_id, levels=LEVELS)
+    def __init__(self, env_id: str, seed: int, chunk: int = 500, **env_kwargs: Any) -> None:
+        self.env = gym.make(env_id, levels=LEVELS, **env_kwargs)
         self.is_move = env_id == "Sokoban-Move-v0"
         self.chunk = chunk
         rng = np.random.default_rng(seed)
@@ -315,7 +318,27 @@ def bench_single(cfg: Settings) -> list[Row]:
             )
         )
         roll.env.close()
+        if env_id in SEARCH_MASK_IDS:
+            rows.append(bench_search_mask(env_id, cfg, rand))
     return rows
+
+
+def bench_search_mask(env_id: str, cfg: Settings, plain: float) -> Row:
+    """The single env with ``deadlock_search=SEARCH_BUDGET``: what the search mask costs."""
+    roll = SingleRollout(env_id, SEED, chunk=50, deadlock_search=SEARCH_BUDGET)
+    roll.run_random()  # compiles (or loads) the search's kernels
+    rand = best_rate(roll.run_random, cfg)
+    first = best_rate(roll.run_first, cfg)
+    roll.env.close()
+    return Row(
+        f"{env_id}, single env, deadlock_search={SEARCH_BUDGET}",
+        "1",
+        fmt_rate(rand),
+        fmt_rate(first),
+        f"x{rand / plain:.3f} vs the plain env above",
+        f"{1e6 / rand - 1e6 / plain:,.0f} us per step more (random legal): the exhaustion "
+        "test on each pushing action's position",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
