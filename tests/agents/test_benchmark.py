@@ -218,6 +218,16 @@ def test_bench__symmetric_agents_play_through_the_averaged_policy(tmp_path, monk
     assert len(calls) >= sum(int(r["env_steps"]) for r in rows)
 
 
+def bench_two_levels(tmp_path, agent, *flags):
+    """``soko bench`` of a shipped agent on Microban 1-2 with ``flags``; its CSV rows."""
+    out = tmp_path / "bench"
+    argv = ["bench", "--levels", "microban:1-2", "--agents", f"pretrained:{agent}", *flags]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 0
+    _, rows = _rows(out)
+    assert [r["level"] for r in rows] == ["1", "2"]
+    return rows
+
+
 def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path, monkeypatch):
     """``--on-repeat`` plays every agent through ``RepeatAware``; ``play_episode`` passes its
     memory back each step and starts each episode with an empty one."""
@@ -231,12 +241,7 @@ def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path,
         return real(self, observation, state=state, episode_start=episode_start, **kwargs)
 
     monkeypatch.setattr(RepeatAware, "predict", watched)
-    out = tmp_path / "bench"
-    argv = ["bench", "--levels", "microban:1-2", "--agents", "pretrained:boxoban-move"]
-    argv += ["--on-repeat", "untried", "--max-steps", "15", "--out", str(out), "--quiet"]
-    assert main(argv) == 0
-    _, rows = _rows(out)
-    assert [r["level"] for r in rows] == ["1", "2"]
+    bench_two_levels(tmp_path, "boxoban-move", "--on-repeat", "untried", "--max-steps", "15")
     episodes = [c for c in calls[1:] if c[1]]  # calls[0]: the untimed warm-up
     assert len(episodes) == 2  # one start per episode
     assert all(fresh for fresh, start in calls[1:] if start)
@@ -258,12 +263,7 @@ def test_bench__deadlock_search_plays_agents_with_the_envs_search_mask(tmp_path,
         return env
 
     monkeypatch.setattr(benchmark, "_make_agent_env", kept)
-    out = tmp_path / "bench"
-    argv = ["bench", "--levels", "microban:1-2", "--agents", "pretrained:boxoban-push"]
-    argv += ["--deadlock-search", "256", "--max-steps", "30", "--out", str(out), "--quiet"]
-    assert main(argv) == 0
-    _, rows = _rows(out)
-    assert [r["level"] for r in rows] == ["1", "2"]
+    bench_two_levels(tmp_path, "boxoban-push", "--deadlock-search", "256", "--max-steps", "30")
     assert [env.unwrapped.deadlock_search for env in made] == [256]
     with pytest.raises(ValueError, match="deadlock-search"):
         agent = ("pretrained:boxoban-push",)
