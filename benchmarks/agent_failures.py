@@ -20,7 +20,7 @@ writes ``--out/<agent>-<set>-failures.csv`` (level, cause, lost_at, actions).
 
     python benchmarks/agent_failures.py --agents pretrained:boxoban-push,pretrained:boxoban-move
         [--set unfiltered-test] [--levels 1000] [--budget 120] [--time-limit 10] [--out DIR]
-        [--symmetric] [--on-repeat sample|untried] [--seed S]
+        [--symmetric] [--on-repeat sample|untried] [--deadlock-search N] [--seed S]
 """
 
 from __future__ import annotations
@@ -122,12 +122,22 @@ def main() -> None:
     parser.add_argument(
         "--on-repeat", choices=RULES, default=None, help="play with a repeat rule (agents.repeat)"
     )
+    parser.add_argument(
+        "--deadlock-search",
+        type=int,
+        default=0,
+        metavar="N",
+        help="play with the env's deadlock_search=N (the actions a push search of at most N "
+        "positions proves lose masked)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of --on-repeat's sampling")
     args = parser.parse_args()
     if args.set not in SETS:
         raise ValueError(f"--set: unknown {args.set!r}; known: {', '.join(SETS)}")
     if args.levels < 1 or args.budget < 1 or not args.time_limit > 0:
         raise ValueError("--levels and --budget must be at least 1, --time-limit above 0")
+    if args.deadlock_search < 0:
+        raise ValueError(f"--deadlock-search must be at least 0, got {args.deadlock_search}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     levels = load_levels(SETS[args.set])[: args.levels]
@@ -137,6 +147,9 @@ def main() -> None:
     for spec in [a for a in args.agents.split(",") if a]:
         agent = load_agent(spec)
         name = spec.split(":", 1)[1] if ":" in spec else Path(spec).parent.name
+        if args.deadlock_search > 0:
+            agent.env_kwargs["deadlock_search"] = args.deadlock_search
+            name += f"-dsearch{args.deadlock_search}"
         if args.symmetric:
             agent = symmetry_averaged(agent)
             name += "-sym"

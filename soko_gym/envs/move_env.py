@@ -39,8 +39,9 @@ class SokobanMoveEnv(SokobanEnv):
     dry without a solution: a proof that the level is lost, so no step of any solution is
     ever left out. Steps without a push keep the box set and are never searched. The same
     rule holds: when every action left is proven lost, none is left out. It costs up to one
-    search per pushing action and step (Boxoban, N = 1024: about 0.4 ms each), and its first
-    use compiles the search (a few seconds, cached after).
+    search per pushing action and step (Boxoban, N = 1024: about 0.4 ms a search in a trained
+    agent's play; a search that runs out of its N positions, common in random play, costs
+    more), and its first use compiles the search (a few seconds, cached after).
 
     ## Observation Space
     ``Box(0, 1, (C, H, W), uint8)``: planes wall, floor, goal, box, player (C = 5), plus dead
