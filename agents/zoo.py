@@ -80,9 +80,8 @@ def pretrained(
     """
     from agents.models import load_agent
 
-    if isinstance(deadlock_search, bool) or not isinstance(deadlock_search, int):
-        raise ValueError(f"deadlock_search must be an int >= 0, got {deadlock_search!r}")
-    if deadlock_search < 0:
+    bad = isinstance(deadlock_search, bool) or not isinstance(deadlock_search, int)
+    if bad or deadlock_search < 0:
         raise ValueError(f"deadlock_search must be an int >= 0, got {deadlock_search!r}")
     agent = load_agent(model_path(name))
     if deadlock_search > 0:
