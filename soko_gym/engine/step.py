@@ -344,6 +344,20 @@ def box_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, 
     return tail
 
 
+@register_jitable
+def _nearest_side(dist, dst):
+    """The fewest-push ``box_paths`` state of ``dst`` (``dst * 4 + side``), or -1.
+
+    The first side wins a tie; -1 when the box never reached ``dst``.
+    """
+    best = -1
+    for s in range(4):
+        code = dst * 4 + s
+        if dist[code] != DIST_INF and (best < 0 or dist[code] < dist[best]):
+            best = code
+    return best
+
+
 @njit(cache=True, nogil=True)
 def macro_plan(cells, box_at, offsets, player, src, dst, stamps, stack, dist, parent, queue, plan):
     """The push directions of a fewest-push path of the box on ``src`` to ``dst``.
@@ -362,11 +376,7 @@ def macro_plan(cells, box_at, offsets, player, src, dst, stamps, stack, dist, pa
     if src < 0 or src >= n or dst < 0 or dst >= n or src == dst or box_at[src] < 0:
         return -1
     box_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue)
-    best = -1
-    for s in range(4):
-        code = dst * 4 + s
-        if dist[code] != DIST_INF and (best < 0 or dist[code] < dist[best]):
-            best = code
+    best = _nearest_side(dist, dst)
     if best < 0:
         return -1
     k = dist[best]
@@ -523,12 +533,7 @@ def mask_searched_deadlocks(
                     cells, box_at, offsets, player, src, et.stamps, et.stack, dist, parent, queue
                 )  # fmt: skip
                 last_src = src
-            best = -1
-            for s in range(4):  # the side ``macro_plan`` picks
-                code = dst * 4 + s
-                if dist[code] != DIST_INF and (best < 0 or dist[code] < dist[best]):
-                    best = code
-            after = dst + offsets[best & 3]
+            after = dst + offsets[_nearest_side(dist, dst) & 3]  # as ``macro_plan`` ends
         b = box_at[src]
         boxes[b] = dst
         status = exhaust_deadlock(et, boxes, np.int64(after), np.int64(budget))

@@ -238,14 +238,13 @@ def test_deadlock_mask__clears_exactly_the_pushes_the_env_would_end_on(env_id):
 
 
 def microban_1_lost_push(env):
-    """The action that pushes Microban 1's lower box left: lost, but no simple deadlock.
+    """The push or macro action that pushes Microban 1's lower box left: lost, but no simple
+    deadlock.
 
     With the box at row 4, col 2 the player can never again reach the square below it, so the
     box never gets up to the goal; no box is on a dead square or frozen.
     """
     box = env.square(4, 3)
-    if isinstance(env, SokobanMoveEnv):
-        return None  # the move env reaches that push only after walking
     if isinstance(env, SokobanPushEnv):
         return box * 4 + 2
     return box * env.obs_size[0] * env.obs_size[1] + env.square(4, 2)
