@@ -34,13 +34,19 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from planners._kernels.fess_frozen import frozen_bipartite_deadlock
+from planners._kernels.fess_frozen import (
+    LOCKED_MATCHING,
+    LOCKED_OFF_GOAL,
+    frozen_bipartite_deadlock,
+    locked_deadlock,
+)
 from planners._kernels.fess_learned import learned_add, match_learned
 from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
     DL_EXHAUST,
     DL_LEARNED,
+    DL_LOCKED,
     DL_RETROGRADE,
     DL_ROOM,
     M_BOX,
@@ -100,7 +106,8 @@ O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, 
 O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested when reached (MS_UNTESTED)
 O_EXHAUST = 13  # exhaustion test budget (soko_gym.engine.exhaust) of a node opening a cell, 0 off
 O_EXHAUST_ALL = 14  # 1: the adaptive exhaustion test on the other new nodes too
-N_OPTS = 15
+O_LOCKED = 15  # the frozen-box tests on the locked boxes (lowerbound.mark_locked_boxes)
+N_OPTS = 16
 
 MS_LAZY = -1  # ``mstart`` of a node whose moves are not generated yet
 MS_UNTESTED = -2  # the same, and its node-level deadlock tests not run yet either
@@ -539,7 +546,13 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
         w.sub_box_at,
     ):  # fmt: skip
         return DL_RETROGRADE
-    if opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
+    if opts[O_LOCKED]:
+        locked = locked_deadlock(dt.frozen, w.box_pos, player, opts[O_FROZEN] != 0)
+        if locked == LOCKED_OFF_GOAL:
+            return DL_LOCKED
+        if locked == LOCKED_MATCHING:
+            return DL_BIPARTITE
+    elif opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
         return DL_BIPARTITE
     # the parent and its move generation saw the patterns stored before tree.lseen[parent]:
     # the player reaches the same region of a pattern's board as in the parent unless the

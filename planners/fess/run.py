@@ -22,6 +22,7 @@ from planners._kernels.fess_moves import (
     DL_EXHAUST,
     DL_FREEZE,
     DL_LEARNED,
+    DL_LOCKED,
     DL_PATTERN,
     DL_RETROGRADE,
     DL_ROOM,
@@ -56,6 +57,7 @@ from planners._kernels.fess_search import (
     O_LAZY,
     O_LAZY_TESTS,
     O_LEARNED,
+    O_LOCKED,
     O_NODE_LIMIT,
     O_PI_CORRALS,
     O_RETROGRADE,
@@ -120,6 +122,7 @@ DEADLOCK_NAMES = {
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
     DL_EXHAUST: "exhaust",
+    DL_LOCKED: "locked",
 }
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
@@ -281,6 +284,7 @@ class FessRun:
         opts[O_LAZY_TESTS] = cfg.lazy_tests
         opts[O_EXHAUST] = cfg.exhaust
         opts[O_EXHAUST_ALL] = cfg.exhaust_all > 0
+        opts[O_LOCKED] = cfg.locked
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),

@@ -92,6 +92,11 @@ class FessPlanner(Planner):
             distances) and on every new position with frozen boxes on targets (those boxes as
             walls, ``planners.fess.frozen``).
         retrograde: run retrograde analysis on every new position.
+        locked: on every new position, find the boxes no push can ever move given where the
+            player can stand (``soko_gym.engine.lowerbound.mark_locked_boxes``: the frozen
+            boxes, and those whose pushes all start from squares such boxes wall off, as in
+            closed diagonals); one off a target is a deadlock, and with ``bipartite`` those
+            on targets are the walls of its matching test instead of the frozen boxes alone.
         room_deadlocks: run the room deadlock search on the room a move ends in.
         corral_deadlocks: run the corral deadlock search on every new position.
         frozen_walls: a corral too large to search is looked at again with the boxes that
@@ -200,6 +205,7 @@ class FessPlanner(Planner):
         advisors: tuple[str, ...] | list[str] | None = None,
         bipartite: bool = True,
         retrograde: bool = True,
+        locked: bool = True,
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
         frozen_walls: bool = False,
@@ -269,6 +275,9 @@ class FessPlanner(Planner):
         self.advisors = names
         self.bipartite = bipartite
         self.retrograde = retrograde
+        if not isinstance(locked, bool):
+            raise ValueError(f"locked must be True or False, got {locked!r}")
+        self.locked = locked
         self.room_deadlocks = room_deadlocks
         self.corral_deadlocks = corral_deadlocks
         self.frozen_walls = frozen_walls

@@ -41,7 +41,7 @@ def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
     assert sum(s["advisor_hits"].values()) > 0
     assert set(s["deadlocks"]) == {
         "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral", "learned",
-        "exhaust",
+        "exhaust", "locked",
     }  # fmt: skip
     assert s["exhaust_searches"] == s["exhaust_positions"] == 0  # off by default
     assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
@@ -73,7 +73,8 @@ def test_limits_stop_the_search():
     assert result.generated == 50
     result = planners.solve(level, "fess", SearchLimits(max_memory_mb=1))
     assert result.status == "memory_limit" and not result.lurd
-    result = planners.solve(level, "fess", SearchLimits(max_seconds=0.5))
+    hard = load_levels("xsokoban:29")[0]  # far from solved in half a second
+    result = planners.solve(hard, "fess", SearchLimits(max_seconds=0.5))
     assert result.status == "timeout" and result.seconds < 10
 
 
@@ -249,6 +250,9 @@ def test_bad_variant_options_are_refused():
             planners.get_planner("fess", plan_sinks=sinks)
     with pytest.raises(ValueError, match="cells"):
         planners.get_planner("fess", cells="pareto")
+    for value in (1, "yes", None):
+        with pytest.raises(ValueError, match="locked"):
+            planners.get_planner("fess", locked=value)
     for name in ("exhaust", "exhaust_all"):
         for budget in (-1, True, 64.0):
             with pytest.raises(ValueError, match=name):
