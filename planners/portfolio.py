@@ -78,6 +78,11 @@ class _Inbox:
             if result.solved:
                 return index
 
+    def any_solved(self) -> bool:
+        """Whether a worker has solved, polling first: stays True once it is."""
+        self.poll()
+        return any(r.solved for r in self.results.values())
+
     def pending(self) -> list[int]:
         """Child workers that have neither reported nor died."""
         done = set(self.results) | set(self.errors)
@@ -128,7 +133,7 @@ def solve_portfolio(
         for p in procs:
             p.start()
         own = planners_[0]
-        own.stop_check = lambda: inbox.poll() is not None
+        own.stop_check = inbox.any_solved
         mine = own.solve(level, share)
         inbox.results[0] = mine
         if mine.solved:

@@ -193,6 +193,7 @@ class FessRun:
         self.board = board
         self.limits = limits
         self.deadline = deadline
+        self.stopped = False  # the last run() ended because ``cfg.stop_check`` said so
         self.stats = FessStats()
         t0 = time.perf_counter()
         self.rooms = analyze_rooms(board)
@@ -422,6 +423,7 @@ class FessRun:
 
     def run(self) -> Outcome:
         """Search, or go on searching, until solved, proven unsolvable, or out of limits."""
+        self.stopped = False
         t0 = time.perf_counter()
         b = self.board
         box_pos = b.start_boxes.astype(SQUARE_DTYPE).copy()
@@ -447,6 +449,7 @@ class FessRun:
                 return self._finish("timeout", t0, None)
             polls += 1
             if self.cfg.stop_check is not None and polls & 3 == 0 and self.cfg.stop_check():
+                self.stopped = True  # a check may answer once (it consumes a queue)
                 return self._finish("timeout", t0, None)  # another worker solved it
             if self._used_bytes() > mem_budget:
                 return self._finish("memory_limit", t0, None)

@@ -146,6 +146,39 @@ def test_stop_check_ends_a_fess_search_early():
     assert result.status == "timeout" and len(calls) == 2
 
 
+def test_fess_worker_0_with_its_stages_stops_at_a_check_that_says_so_once():
+    # the portfolio's check takes the winner's report off a queue, so asking again says
+    # no: a stage must not ask twice and then search on to the time limit
+    planner = FessPlanner(**FessPlanner.portfolio_options(2, {})[0])
+    assert planner.fallback is not None
+    calls = []
+    planner.stop_check = lambda: calls.append(1) or len(calls) == 2
+    result = planner.solve(load_levels("xsokoban:29")[0], SearchLimits(max_seconds=60))
+    assert result.status == "timeout" and len(calls) == 2
+    assert "fallback" not in result.stats  # no later stage started
+
+
+def test_fess_portfolio_worker_0_stops_once_worker_1_has_solved():
+    from planners.portfolio import _Inbox
+
+    class Queue:  # the children's reports, as the portfolio's queue hands them out
+        def __init__(self, items):
+            self.items = list(items)
+
+        def get_nowait(self):
+            import queue
+
+            if not self.items:
+                raise queue.Empty
+            return self.items.pop(0)
+
+    level = load_levels("microban:1")[0]
+    solved = planners.solve(level, "fess", SearchLimits(max_seconds=30))
+    inbox = _Inbox(Queue([(1, solved, None)]), [])
+    assert inbox.any_solved() and inbox.any_solved()  # True from then on
+    assert not _Inbox(Queue([]), []).any_solved()
+
+
 def test_fess_portfolio_worker_0_restarts_without_the_out_of_plan_axis_only_where_it_changes():
     # XSokoban 29 has two fed sink rooms: "fed" makes its basin every floor square, a new
     # search; XSokoban 1 has one: the same search, so worker 0 goes on with its tree
