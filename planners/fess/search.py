@@ -68,7 +68,9 @@ PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
 PORTFOLIO_SINKS_SECONDS = 20.0  # worker 1's "sinks" stage, on levels where it changes the plan
 # what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
-_PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
+# worker 1 keeps the plain frozen-box tests: with locked boxes its stages lost Sasquatch 27,
+# 35 and 42 at 60 s (all three solved with locked=False in the next run), RESULTS item 47
+_PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered", "locked": False}
 # ... and its second stage (worker 2's whole search): the most different configuration
 _PORTFOLIO_OTHER: dict[str, Any] = {
     **_PORTFOLIO_PROBE,
@@ -345,12 +347,14 @@ class FessPlanner(Planner):
         - then, on levels where that changes the plan, the plan "targets" (no sink room) with
           PI-corral pruning (XSokoban 85 in about 3 minutes, round 8).
         Every stage of worker 1 takes the unordered plan on a level without a sink room (the
-        backward search's order is one guess among many there) and seeded tie-breaks.
+        backward search's order is one guess among many there), seeded tie-breaks and the
+        plain frozen-box tests (``locked=False``: worker 0's locked-box test lost it three
+        Sasquatch levels, item 47).
         Further workers alternate the second stage's configuration alone and worker 1's
         stages, each worker with its own seed (the caller's seed plus its index). A
-        ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan`` or
-        ``fallback`` the caller set holds for every worker and stage (a caller's fallback
-        replaces the stages; a caller's plan drops the "targets" stage).
+        ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan``,
+        ``locked`` or ``fallback`` the caller set holds for every worker and stage (a caller's
+        fallback replaces the stages; a caller's plan drops the "targets" stage).
         """
         first = dict(options)
         if workers > 1 and "fallback" not in options and "out_of_plan" not in options:

@@ -190,3 +190,13 @@ def test_fess_portfolio_worker_0_restarts_without_the_out_of_plan_axis_only_wher
     two = load_levels("xsokoban:29")[0].board
     one = load_levels("xsokoban:1")[0].board
     assert not _same_search(worker0, later, two) and _same_search(worker0, later, one)
+
+
+def test_fess_portfolio_worker_1_keeps_the_plain_frozen_box_tests_unless_told():
+    worker0, worker1 = FessPlanner.portfolio_options(2, {})
+    assert worker0.get("locked", True) is True  # the default: locked boxes
+    stage = FessPlanner(**worker1)
+    while stage is not None:
+        assert stage.locked is False
+        stage = stage._with(stage.fallback) if stage.fallback else None
+    assert all(c["locked"] is True for c in FessPlanner.portfolio_options(3, {"locked": True}))
