@@ -231,12 +231,7 @@ def mark_frozen_boxes(cells, dead, box_pos, offsets, seen):
     Returns:
         The number of frozen boxes.
     """
-    n = seen.shape[0] - 1
-    mark = seen[n] + 1
-    if mark == 0:  # wrapped: start over
-        seen[:] = 0
-        mark = 1
-    seen[n] = mark
+    mark = _new_mark(seen)
     for i in range(box_pos.shape[0]):
         seen[box_pos[i]] = mark
     changed = True
@@ -257,6 +252,18 @@ def mark_frozen_boxes(cells, dead, box_pos, offsets, seen):
         if seen[box_pos[i]] == mark:
             count += 1
     return count
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _new_mark(stamps):
+    """The next mark of a stamp array whose last slot holds the mark in use (cleared on wrap)."""
+    n = stamps.shape[0] - 1
+    mark = stamps[n] + 1
+    if mark == 0:  # wrapped: start over
+        stamps[:] = 0
+        mark = 1
+    stamps[n] = mark
+    return mark
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -305,17 +312,8 @@ def mark_locked_boxes(cells, dead, box_pos, offsets, player, seen, fill, stack):
     Returns:
         The number of locked boxes.
     """
-    n = seen.shape[0] - 1
-    mark = seen[n] + 1
-    if mark == 0:  # wrapped: start over
-        seen[:] = 0
-        mark = 1
-    seen[n] = mark
-    m = fill[n] + 1
-    if m == 0:
-        fill[:] = 0
-        m = 1
-    fill[n] = m
+    mark = _new_mark(seen)
+    m = _new_mark(fill)
     for i in range(box_pos.shape[0]):
         seen[box_pos[i]] = mark
     fill[player] = m
@@ -357,25 +355,9 @@ def bipartite_deadlock_marked(cells, goals, goal_dist, box_pos, seen, work):
     on a goal keeps it and leaves the matching. ``goal_dist`` may have the marked squares as
     walls (``planners._kernels.fess_frozen``), since no marked box is matched through it.
     """
-    n = box_pos.shape[0]
-    mark = seen[seen.shape[0] - 1]
-    goal_of = work[0]
-    box_of = work[1]
-    for i in range(n):
-        goal_of[i] = -1
-        box_of[i] = -1
-    for i in range(n):
-        sq = box_pos[i]
-        if seen[sq] != mark:
-            continue
-        if not (cells[sq] & GOAL):
-            return True
-        for j in range(goals.shape[0]):
-            if goals[j] == sq:
-                box_of[j] = -2
-                goal_of[i] = -2
-                break
-    return _augment_all(goal_dist, box_pos, goal_of, box_of, work[2], work[3])
+    if _marked_goals(cells, goals, box_pos, seen, work):
+        return True
+    return _augment_all(goal_dist, box_pos, work[0], work[1], work[2], work[3])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -414,26 +396,34 @@ def _frozen_goals(cells, dead, goals, box_pos, offsets, seen, work):
     ``work[0]``: goal matched to each box, -1 free, -2 frozen on its goal; ``work[1]``: box
     matched to each goal, -1 free, -2 taken by a frozen box.
     """
+    mark_frozen_boxes(cells, dead, box_pos, offsets, seen)
+    return _marked_goals(cells, goals, box_pos, seen, work)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _marked_goals(cells, goals, box_pos, seen, work):
+    """Empty matching in ``work`` but for the marked boxes; True when one is off goal.
+
+    The marked boxes: ``seen[sq] == seen[n_cells]``. ``work`` rows as in ``_frozen_goals``.
+    """
     n = box_pos.shape[0]
-    n_frozen = mark_frozen_boxes(cells, dead, box_pos, offsets, seen)
     mark = seen[seen.shape[0] - 1]
     goal_of = work[0]
     box_of = work[1]
     for i in range(n):
         goal_of[i] = -1
         box_of[i] = -1
-    if n_frozen > 0:
-        for i in range(n):
-            sq = box_pos[i]
-            if seen[sq] != mark:
-                continue
-            if not (cells[sq] & GOAL):
-                return True
-            for j in range(goals.shape[0]):
-                if goals[j] == sq:
-                    box_of[j] = -2
-                    goal_of[i] = -2
-                    break
+    for i in range(n):
+        sq = box_pos[i]
+        if seen[sq] != mark:
+            continue
+        if not (cells[sq] & GOAL):
+            return True
+        for j in range(goals.shape[0]):
+            if goals[j] == sq:
+                box_of[j] = -2
+                goal_of[i] = -2
+                break
     return False
 
 
