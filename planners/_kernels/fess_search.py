@@ -17,14 +17,15 @@ docstring of ``planners.fess.search``) is done here:
   cells are visited round robin, the least-weight move of each expanded in turn. With
   O_LAZY a new node enters its heap before its moves are generated, keyed by the cheapest
   move it could have; popped, it gets its moves and goes back in (``_generate_late``).
-- *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
-  frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
-  ``room_key`` in a direct-mapped memo), the corral deadlock search and, with O_EXHAUST, the
-  exhaustion test (a bounded complete push search, ``soko_gym.engine.exhaust``); room and
-  corral proofs become learned patterns. With O_LAZY_TESTS a lazy node whose cell is open already is
-  tested when its cell reaches it, just before its moves are generated: a node found dead
-  then would not have opened a cell, so the cells are visited as if it had been tested at
-  once.
+- *Node-level deadlock tests* on every new node: retrograde analysis, with O_LOCKED the
+  locked boxes (``lowerbound.mark_locked_boxes``: one off a target is a deadlock), bipartite
+  matching with frozen (with O_LOCKED: locked) boxes as walls, learned patterns, the room
+  deadlock search (its answers remembered by ``room_key`` in a direct-mapped memo), the
+  corral deadlock search and, with O_EXHAUST, the exhaustion test (a bounded complete push
+  search, ``soko_gym.engine.exhaust``); room and corral proofs become learned patterns.
+  With O_LAZY_TESTS a lazy node whose cell is open already is tested when its cell reaches
+  it, just before its moves are generated: a node found dead then would not have opened a
+  cell, so the cells are visited as if it had been tested at once.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ Terms:
   eager generation gives; only the learned patterns, which grow in between, can differ.
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
-matching (in the move generator); on every new node: retrograde analysis, bipartite matching
-with frozen boxes as walls (``planners._kernels.fess_frozen``), learned patterns, room
+matching (in the move generator); on every new node: retrograde analysis, locked boxes
+(``locked``), bipartite matching with frozen or locked boxes as walls
+(``planners._kernels.fess_frozen``), learned patterns, room
 deadlocks and corral deadlocks. The advisors, weights and move order of a new node come from
 one kernel (``planners._kernels.fess_order``). PI-corral pruning (paper, appendix) keeps, in a
 position with a PI-corral, only the macro moves whose first push goes into it.
