@@ -69,9 +69,7 @@ PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
 PORTFOLIO_SINKS_SECONDS = 20.0  # worker 1's "sinks" stage, on levels where it changes the plan
 # what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
-# worker 1 keeps the plain frozen-box tests: with locked boxes its stages lost Sasquatch 27,
-# 35 and 42 at 60 s (all three solved with locked=False in the next run), RESULTS item 47
-_PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered", "locked": False}
+_PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
 # ... and its second stage (worker 2's whole search): the most different configuration
 _PORTFOLIO_OTHER: dict[str, Any] = {
     **_PORTFOLIO_PROBE,
@@ -100,6 +98,9 @@ class FessPlanner(Planner):
             boxes, and those whose pushes all start from squares such boxes wall off, as in
             closed diagonals); one off a target is a deadlock, and with ``bipartite`` those
             on targets are the walls of its matching test instead of the frozen boxes alone.
+            Off by default: at 60 s with the portfolio it solved the same XSokoban and
+            Sasquatch levels in 15% less time and lost Microban IV 100 (benchmarks/RESULTS.md,
+            item 47).
         room_deadlocks: run the room deadlock search on the room a move ends in.
         corral_deadlocks: run the corral deadlock search on every new position.
         frozen_walls: a corral too large to search is looked at again with the boxes that
@@ -208,7 +209,7 @@ class FessPlanner(Planner):
         advisors: tuple[str, ...] | list[str] | None = None,
         bipartite: bool = True,
         retrograde: bool = True,
-        locked: bool = True,
+        locked: bool = False,
         room_deadlocks: bool = True,
         corral_deadlocks: bool = True,
         frozen_walls: bool = False,
@@ -348,9 +349,7 @@ class FessPlanner(Planner):
         - then, on levels where that changes the plan, the plan "targets" (no sink room) with
           PI-corral pruning (XSokoban 85 in about 3 minutes, round 8).
         Every stage of worker 1 takes the unordered plan on a level without a sink room (the
-        backward search's order is one guess among many there), seeded tie-breaks and the
-        plain frozen-box tests (``locked=False``: worker 0's locked-box test lost it three
-        Sasquatch levels, item 47).
+        backward search's order is one guess among many there) and seeded tie-breaks.
         Further workers alternate the second stage's configuration alone and worker 1's
         stages, each worker with its own seed (the caller's seed plus its index). A
         ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan``,

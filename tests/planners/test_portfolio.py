@@ -192,11 +192,10 @@ def test_fess_portfolio_worker_0_restarts_without_the_out_of_plan_axis_only_wher
     assert not _same_search(worker0, later, two) and _same_search(worker0, later, one)
 
 
-def test_fess_portfolio_worker_1_keeps_the_plain_frozen_box_tests_unless_told():
-    worker0, worker1 = FessPlanner.portfolio_options(2, {})
-    assert worker0.get("locked", True) is True  # the default: locked boxes
-    stage = FessPlanner(**worker1)
-    while stage is not None:
-        assert stage.locked is False
-        stage = stage._with(stage.fallback) if stage.fallback else None
+def test_fess_portfolio_locked_boxes_are_off_unless_the_caller_turns_them_on():
+    for config in FessPlanner.portfolio_options(3, {}):
+        stage = FessPlanner(**config)
+        while stage is not None:
+            assert stage.locked is False
+            stage = stage._with(stage.fallback) if stage.fallback else None
     assert all(c["locked"] is True for c in FessPlanner.portfolio_options(3, {"locked": True}))

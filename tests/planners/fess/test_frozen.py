@@ -238,7 +238,7 @@ def test_locked_deadlock__never_calls_a_position_of_a_solution_dead(selection):
     from planners._kernels.fess_frozen import LOCKED_NONE, locked_deadlock
 
     level = load_levels(selection)[0]
-    known = planners.solve(level, "fess", SearchLimits(max_nodes=200_000), locked=False)
+    known = planners.solve(level, "fess", SearchLimits(max_nodes=200_000))
     assert known.solved
     ft = new_frozen_tables(level.board)
     for i, ch in enumerate(known.lurd):
@@ -260,6 +260,7 @@ def test_locked_deadlock__sees_boxes_walled_off_from_their_pushes():
     assert locked_deadlock(ft, pos, np.int64(board.start_player), True) == LOCKED_OFF_GOAL
     assert planners.solve(xsb, "bfs").status == "unsolvable"
     # in a search: Microban 1 meets such a position on the way to its solution
-    result = planners.solve(load_levels("microban:1")[0], "fess", SearchLimits(max_nodes=10_000))
+    limits = SearchLimits(max_nodes=10_000)
+    result = planners.solve(load_levels("microban:1")[0], "fess", limits, locked=True)
     assert result.solved
     assert result.stats["deadlocks"]["locked"] >= 1
