@@ -24,7 +24,6 @@ from planners._kernels.fess import forget_parts, pull_closure_parts
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.lowerbound import (
-    bipartite_deadlock,
     bipartite_deadlock_marked,
     mark_frozen_boxes,
     mark_locked_boxes,
@@ -201,24 +200,34 @@ def frozen_bipartite_deadlock(ft, box_pos):
     """
     if mark_frozen_boxes(ft.cells, ft.dead, box_pos, ft.offsets, ft.seen) == 0:
         return False
+    k, on_goal, _ = _collect_marked(ft, box_pos)
+    if on_goal == 0:
+        return False
+    return _walls_matching(ft, box_pos, k)  # True too when a frozen box is off its target
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _collect_marked(ft, box_pos):
+    """Copy the boxes marked in ``ft.seen`` to ``ft.frozen``: (count, on targets, off them)."""
     mark = ft.seen[ft.seen.shape[0] - 1]
     k = 0
-    on_goal = False
+    on_goal = 0
     for i in range(box_pos.shape[0]):
         sq = box_pos[i]
         if ft.seen[sq] == mark:
             ft.frozen[k] = sq
             k += 1
             if ft.is_goal[sq]:
-                on_goal = True
-    if not on_goal:
-        return False
+                on_goal += 1
+    return k, on_goal, k - on_goal
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _walls_matching(ft, box_pos, k):
+    """The matching test with the ``k`` squares of ``ft.frozen`` (the marked boxes) as walls."""
     sort_prefix(ft.frozen, np.int64(k))
-    frozen = ft.frozen[:k]
-    table = ft.cache_reach[frozen_reach_slot(ft, frozen)]
-    return bipartite_deadlock(
-        ft.cells, ft.dead, ft.goals, table, box_pos, ft.offsets, ft.seen, ft.work
-    )
+    table = ft.cache_reach[frozen_reach_slot(ft, ft.frozen[:k])]  # leaves ft.seen as it is
+    return bipartite_deadlock_marked(ft.cells, ft.goals, table, box_pos, ft.seen, ft.work)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -235,20 +244,10 @@ def locked_deadlock(ft, box_pos, player, bipartite):
         ft.cells, ft.dead, box_pos, ft.offsets, player, ft.seen, ft.fill, ft.stack
     ) == 0:  # fmt: skip
         return LOCKED_NONE
-    mark = ft.seen[ft.seen.shape[0] - 1]
-    k = 0
-    for i in range(box_pos.shape[0]):
-        sq = box_pos[i]
-        if ft.seen[sq] == mark:
-            if not ft.is_goal[sq]:
-                return LOCKED_OFF_GOAL
-            ft.frozen[k] = sq
-            k += 1
-    if not bipartite:
-        return LOCKED_NONE
-    sort_prefix(ft.frozen, np.int64(k))
-    table = ft.cache_reach[frozen_reach_slot(ft, ft.frozen[:k])]  # leaves ft.seen as it is
-    if bipartite_deadlock_marked(ft.cells, ft.goals, table, box_pos, ft.seen, ft.work):
+    k, _, off_goal = _collect_marked(ft, box_pos)
+    if off_goal > 0:
+        return LOCKED_OFF_GOAL
+    if bipartite and _walls_matching(ft, box_pos, k):
         return LOCKED_MATCHING
     return LOCKED_NONE
 
