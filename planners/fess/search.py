@@ -58,6 +58,7 @@ from planners.fess.packing_plan import (
 )
 from planners.fess.rooms import analyze_rooms
 from planners.fess.run import FessRun, neutral_out_of_plan
+from planners.fess.waypoint import find_waypoint, finish_pushes, waypoint_board
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
 from soko_gym.levels import Level
@@ -68,6 +69,7 @@ CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
 PORTFOLIO_SINKS_SECONDS = 20.0  # worker 1's "sinks" stage, on levels where it changes the plan
+PORTFOLIO_VIA_SECONDS = 20.0  # worker 1's waypoint stage, on levels without a sink room
 # what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
 _PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
 # ... and its second stage (worker 2's whole search): the most different configuration
@@ -186,6 +188,15 @@ class FessPlanner(Planner):
             time per position, but the room and corral budgets adapt to other tests and the
             learned patterns come later, and in the 60 s suites it solved no more levels
             (benchmarks/RESULTS.md, item 33).
+        via: search through a waypoint (``planners.fess.waypoint``): a backward search pulls
+            boxes off the targets to a loose position, this search solves the level with that
+            position's box squares as targets, and the pulls, reversed, finish it. For levels
+            that interleave boxes and targets so densely that no packing order fits (Microban
+            III 58: a checkerboard). If the waypoint's level is proven unsolvable, or its
+            solution leaves the player outside the waypoint's region, the plain search takes
+            the time left. True: on every level; "sinkless": only on levels without a sink
+            room (the portfolio's stage); False: never.
+        via_nodes: most positions of the waypoint's backward search.
         seed: None keeps ties between equal moves in board order; an integer breaks them by a
             random permutation drawn from it (the same seed gives the same search).
         fallback: options of a second configuration (for example ``{"plan": "targets"}``)
@@ -231,6 +242,8 @@ class FessPlanner(Planner):
         learned: bool = True,
         lazy: bool = True,
         lazy_tests: bool = False,
+        via: bool | str = False,
+        via_nodes: int = 3000,
         seed: int | None = None,
         fallback: dict[str, Any] | None = None,
         fallback_after: float = 10.0,
@@ -305,6 +318,12 @@ class FessPlanner(Planner):
         self.learned = learned
         self.lazy = lazy
         self.lazy_tests = lazy_tests
+        if not (isinstance(via, bool) or via == "sinkless"):
+            raise ValueError(f"via must be True, False or 'sinkless', got {via!r}")
+        self.via = via
+        if isinstance(via_nodes, bool) or not isinstance(via_nodes, int) or via_nodes < 1:
+            raise ValueError(f"via_nodes must be a positive integer, got {via_nodes!r}")
+        self.via_nodes = via_nodes
         self.seed = seed
         if (
             isinstance(fallback_after, bool)
@@ -333,11 +352,14 @@ class FessPlanner(Planner):
         after ``PORTFOLIO_FALLBACK_AFTER`` seconds with the out-of-plan axis neutral
         (``out_of_plan="fed"``: XSokoban 29 falls to it, item 46), unless ``options`` sets
         ``fallback`` or ``out_of_plan``; the 60 s suites never reach that switch, and in the
-        600 s records worker 0 won no such level after it. Worker 1 runs up to four stages,
+        600 s records worker 0 won no such level after it. Worker 1 runs up to five stages,
         each from the start:
         - for ``PORTFOLIO_PROBE_SECONDS``, worker 0's search without PI-corral pruning (sound,
           but it makes the search open a corral first; without it Sasquatch 34 and 42 fall
           in seconds, items 18 and 38);
+        - on a level without a sink room, for ``PORTFOLIO_VIA_SECONDS``, the search through a
+          waypoint (``via``, ``planners.fess.waypoint``) with board-order ties and the ordered
+          plan (Microban III 58, a checkerboard of boxes and targets, falls to it, item 49);
         - on a level with several fed sink rooms, for ``PORTFOLIO_SINKS_SECONDS``, the next
           stage's configuration with the plan "sinks" (Sasquatch 27 and 38 fall to it);
         - until ``PORTFOLIO_FALLBACK_AFTER`` seconds in all, the most different
@@ -353,8 +375,9 @@ class FessPlanner(Planner):
         Further workers alternate the second stage's configuration alone and worker 1's
         stages, each worker with its own seed (the caller's seed plus its index). A
         ``room_axis``, ``plan_sinks``, ``sinkless``, ``pi_corrals``, ``cells``, ``plan``,
-        ``locked`` or ``fallback`` the caller set holds for every worker and stage (a caller's
-        fallback replaces the stages; a caller's plan drops the "targets" stage).
+        ``locked``, ``via`` or ``fallback`` the caller set holds for every worker and stage (a
+        caller's fallback replaces the stages; a caller's plan drops the "targets" stage; a
+        caller's ``via`` drops the waypoint stage).
         """
         first = dict(options)
         if workers > 1 and "fallback" not in options and "out_of_plan" not in options:
@@ -385,6 +408,15 @@ class FessPlanner(Planner):
                         "fallback": later,
                         "fallback_after": PORTFOLIO_SINKS_SECONDS,
                     }
+                if "via" not in options:  # the waypoint stage, on levels without a sink room
+                    stage: dict[str, Any] = {"via": "sinkless", **keep({"sinkless": "ordered"})}
+                    if "seed" not in options:
+                        stage["seed"] = None  # board-order ties, as worker 0's
+                    later = {
+                        **stage,
+                        "fallback": {**later, "via": False, "seed": seed + i},
+                        "fallback_after": PORTFOLIO_VIA_SECONDS,
+                    }
                 config["fallback"] = later
                 config["fallback_after"] = PORTFOLIO_PROBE_SECONDS
             out.append(config)
@@ -400,16 +432,23 @@ class FessPlanner(Planner):
         """``search``, going on with ``run`` (a tree that searches as this planner would)."""
         if self.fallback is None:
             if run is None:
-                return FessRun(self, level.board, limits, deadline).run()
+                return self._start(level, limits, deadline)[0]
             run.deadline = deadline
             return run.run()  # the tree and its counters go on from where they stopped
+        if self.via == "sinkless" and not self._via_applies(level.board):
+            # a waypoint stage on a level with a sink room hands over at once
+            second = self._with(self.fallback)
+            second.stop_check = self.stop_check
+            if run is not None and not _same_search(self, second, level.board):
+                run = None
+            return second._search_from(level, limits, deadline, run)
         switch = time.perf_counter() + self.fallback_after
         stop = switch if deadline is None else min(deadline, switch)
         if run is None:
-            run = FessRun(self, level.board, limits, stop)
+            out, run = self._start(level, limits, stop)
         else:
             run.deadline = stop
-        out = run.run()
+            out = run.run()
         if (
             out.status != "timeout"
             or (deadline is not None and time.perf_counter() >= deadline)
@@ -421,7 +460,7 @@ class FessPlanner(Planner):
         second.stop_check = self.stop_check
         switched = not _same_search(self, second, level.board)
         if not switched:  # nothing new to try: search on, up to the next stage's own switch
-            then = second._search_from(level, limits, deadline, run)
+            then = second._search_from(level, limits, deadline, run)  # run None: from the start
             nodes, generated = then.nodes, then.generated
         else:
             del run  # the first tree is not needed again: free it before the second grows
@@ -445,6 +484,59 @@ class FessPlanner(Planner):
         )
         return replace(then, nodes=nodes, generated=generated, stats=stats)
 
+    def _via_applies(self, board: Board) -> bool:
+        """Whether this planner searches ``board`` through a waypoint (option ``via``)."""
+        if self.via == "sinkless":
+            rooms = analyze_rooms(board)
+            fed, rest = ranked_sinks(board, rooms, target_basins(board))
+            return not fed and not rest
+        return bool(self.via)
+
+    def _start(
+        self, level: Level, limits: SearchLimits, deadline: float | None
+    ) -> tuple[Outcome, FessRun | None]:
+        """A search from the start: its outcome and its tree (None when only a waypoint's).
+
+        With ``via`` (on a level it applies to) the waypoint's level is searched first; the
+        plain search takes the time left when that level is proven unsolvable or its solution
+        leaves the player shut out of the waypoint's region.
+        """
+        board = level.board
+        if not self._via_applies(board):
+            run = FessRun(self, board, limits, deadline)
+            return run.run(), run
+        wp = find_waypoint(board, self.via_nodes, deadline)
+        via: dict[str, Any] = {
+            "regions": wp.regions,
+            "score": wp.score,
+            "pulls": len(wp.pulls),
+            "backward_nodes": wp.nodes,
+            "backward_seconds": round(wp.seconds, 4),
+        }
+        nodes = generated = 0
+        if wp.pulls:  # else the waypoint is the solved position: nothing to gain
+            sub = self._with({"via": False})
+            sub.stop_check = self.stop_check
+            sub_run = FessRun(sub, waypoint_board(board, wp), limits, deadline)
+            out = sub_run.run()
+            via["status"] = out.status
+            nodes, generated = out.nodes, out.generated
+            if out.status == "solved":
+                assert out.pushes is not None
+                player = out.pushes[-1][0] if out.pushes else board.start_player
+                rest = finish_pushes(board, wp, player)
+                via["finished"] = rest is not None
+                if rest is not None:
+                    stats = {**(out.stats or {}), "via": via}
+                    return replace(out, pushes=[*out.pushes, *rest], stats=stats), None
+            elif out.status != "unsolvable":  # out of time or memory, or stopped
+                return replace(out, stats={**(out.stats or {}), "via": via}), None
+        run = FessRun(self, board, limits, deadline)
+        out = run.run()
+        stats = {**(out.stats or {}), "via": via}
+        out = replace(out, nodes=out.nodes + nodes, generated=out.generated + generated)
+        return replace(out, stats=stats), run
+
     def _with(self, changes: dict[str, Any]) -> FessPlanner:
         """A planner with this one's options (no fallback) changed by ``changes``."""
         names = inspect.signature(FessPlanner.__init__).parameters
@@ -465,7 +557,10 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
         "sinkless_nodes",
     )  # fmt: skip
     for name, value in vars(a).items():
-        if name in (*plan_options, "fallback", "fallback_after", "stop_check", "out_of_plan"):
+        if name in (
+            *plan_options, "fallback", "fallback_after", "stop_check", "out_of_plan", "via",
+            "via_nodes",
+        ):  # fmt: skip
             continue
         if getattr(b, name) != value:
             return False
@@ -475,6 +570,10 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     has_sink = bool(fed or rest)
     many_fed = len(fed) >= 2
     if neutral_out_of_plan(a.out_of_plan, many_fed) != neutral_out_of_plan(b.out_of_plan, many_fed):
+        return False
+    via_a = a.via is True or (a.via == "sinkless" and not has_sink)
+    via_b = b.via is True or (b.via == "sinkless" and not has_sink)
+    if via_a != via_b or (via_a and a.via_nodes != b.via_nodes):
         return False
 
     def plan_of(p: FessPlanner) -> tuple:
