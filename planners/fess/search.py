@@ -69,7 +69,7 @@ CELL_RULES = ("lexicographic", "dominated")  # FessPlanner(cells=...)
 PORTFOLIO_FALLBACK_AFTER = 60.0
 PORTFOLIO_PROBE_SECONDS = 10.0
 PORTFOLIO_SINKS_SECONDS = 20.0  # worker 1's "sinks" stage, on levels where it changes the plan
-PORTFOLIO_VIA_SECONDS = 20.0  # worker 1's waypoint stage, on levels without a sink room
+PORTFOLIO_VIA_SECONDS = 15.0  # worker 1's waypoint stage, on levels without a sink room
 # what portfolio worker 1's first stage changes from worker 0's options (portfolio_options)
 _PORTFOLIO_PROBE: dict[str, Any] = {"pi_corrals": False, "sinkless": "unordered"}
 # ... and its second stage (worker 2's whole search): the most different configuration

@@ -11,6 +11,7 @@ from planners.fess.search import (
     PORTFOLIO_FALLBACK_AFTER,
     PORTFOLIO_PROBE_SECONDS,
     PORTFOLIO_SINKS_SECONDS,
+    PORTFOLIO_VIA_SECONDS,
     FessPlanner,
 )
 from soko_gym.cli import main
@@ -35,9 +36,12 @@ def test_fess_portfolio_sinks_stage_restarts_only_where_it_changes_the_plan():
     from planners.fess.search import _same_search
 
     probe = FessPlanner(**FessPlanner.portfolio_options(2, {})[1])
-    sinks = probe._with(probe.fallback)
+    via = probe._with(probe.fallback)
+    sinks = via._with(via.fallback)
     other = sinks._with(sinks.fallback)
+    assert via.via == "sinkless" and sinks.via is False and other.via is False
     assert sinks.plan == "sinks" and other.plan == "sink"
+    assert sinks.seed == probe.seed == 1 and via.seed is None
     two_fed = load_levels("xsokoban:66")[0].board  # two fed sink rooms: its own stage
     one_fed = load_levels("xsokoban:1")[0].board  # one: the same search goes on
     assert not _same_search(sinks, other, two_fed)
@@ -70,11 +74,16 @@ def test_fess_portfolio_options_keep_the_callers_options():
     one = configs[1]
     assert one["pi_corrals"] is False and "room_axis" not in one and "cells" not in one
     assert one["fallback_after"] == PORTFOLIO_PROBE_SECONDS
-    # second stage: the other feature space and cell rule with every fed sink room at once
-    sinks = one["fallback"]
+    # second stage, on levels without a sink room: the search through a waypoint
+    via = one["fallback"]
+    assert via["via"] == "sinkless" and via["fallback_after"] == PORTFOLIO_VIA_SECONDS
+    assert via["seed"] is None and via["sinkless"] == "ordered"
+    # third stage: the other feature space and cell rule with every fed sink room at once
+    sinks = via["fallback"]
+    assert sinks["via"] is False and sinks["seed"] == 8  # the stage's own options back
     assert sinks["plan"] == "sinks" and sinks["fallback_after"] == PORTFOLIO_SINKS_SECONDS
     assert sinks["room_axis"] is False and sinks["pi_corrals"] is False
-    # third stage: the same with the paper's sink room, until the minute is up
+    # fourth stage: the same with the paper's sink room, until the minute is up
     third = sinks["fallback"]
     assert third["room_axis"] is False and third["plan_sinks"] == 1 and third["plan"] == "sink"
     assert third["cells"] == "lexicographic" and third["pi_corrals"] is False
@@ -82,19 +91,21 @@ def test_fess_portfolio_options_keep_the_callers_options():
         PORTFOLIO_PROBE_SECONDS + PORTFOLIO_SINKS_SECONDS + third["fallback_after"]
         == PORTFOLIO_FALLBACK_AFTER
     )
-    # fourth stage: the targets plan with PI-corral pruning
+    # fifth stage: the targets plan with PI-corral pruning
     assert third["fallback"] == {"plan": "targets", "pi_corrals": True}
     # worker 2: the third stage's configuration alone; worker 3 repeats worker 1
     assert "fallback" not in configs[2]
     assert {k: v for k, v in configs[2].items() if k != "seed"} == {
         k: v for k, v in third.items() if "fallback" not in k and k != "plan"
     }
-    assert {k: v for k, v in configs[3].items() if k != "seed"} == {
-        k: v for k, v in one.items() if k != "seed"
-    }
+    assert _unseeded(configs[3]) == _unseeded(one)
     # a caller's plan drops the targets stage; a caller's fallback replaces the stages
-    assert "fallback" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]
-    assert "plan" not in FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]
+    planned = FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]["fallback"]
+    assert "fallback" not in planned and "plan" not in planned
+    # a caller's via drops the waypoint stage, and holds for every worker
+    own_via = FessPlanner.portfolio_options(2, {"via": True})
+    assert own_via[1]["fallback"]["plan"] == "sinks"
+    assert all(c["via"] is True for c in own_via)
     own = FessPlanner.portfolio_options(2, {"fallback": {"plan": "targets"}})[1]
     assert own["fallback"] == {"plan": "targets"} and own["cells"] == "lexicographic"
     fixed = FessPlanner.portfolio_options(
@@ -118,6 +129,14 @@ def test_fess_portfolio_options_keep_the_callers_options():
     assert len({c["seed"] for c in fixed[1:]}) == 2
     for config in configs:
         FessPlanner(**config)  # every configuration is a valid planner
+
+
+def _unseeded(config):
+    """A worker's stages without their seeds (workers differ only there)."""
+    out = {k: v for k, v in config.items() if k != "seed"}
+    if isinstance(out.get("fallback"), dict):
+        out["fallback"] = _unseeded(out["fallback"])
+    return out
 
 
 def test_soko_solve_workers_writes_a_verified_record(tmp_path, capsys):
