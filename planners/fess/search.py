@@ -445,14 +445,15 @@ class FessPlanner(Planner):
         switch = time.perf_counter() + self.fallback_after
         stop = switch if deadline is None else min(deadline, switch)
         if run is None:
-            out, run = self._start(level, limits, stop)
+            out, run, stopped = self._start(level, limits, stop)
         else:
             run.deadline = stop
             out = run.run()
+            stopped = run.stopped
         if (
             out.status != "timeout"
             or (deadline is not None and time.perf_counter() >= deadline)
-            or run.stopped  # another worker solved it: asking again may not say so twice
+            or stopped  # another worker solved it: asking again may not say so twice
         ):
             return out
         first = dict(out.stats or {})
@@ -494,8 +495,10 @@ class FessPlanner(Planner):
 
     def _start(
         self, level: Level, limits: SearchLimits, deadline: float | None
-    ) -> tuple[Outcome, FessRun | None]:
-        """A search from the start: its outcome and its tree (None when only a waypoint's).
+    ) -> tuple[Outcome, FessRun | None, bool]:
+        """A search from the start: its outcome, tree (None if only a waypoint's) and stop.
+
+        The third value is whether the portfolio's stop check ended the search.
 
         With ``via`` (on a level it applies to) the waypoint's level is searched first; the
         plain search takes the time left when that level is proven unsolvable or its solution
@@ -504,7 +507,7 @@ class FessPlanner(Planner):
         board = level.board
         if not self._via_applies(board):
             run = FessRun(self, board, limits, deadline)
-            return run.run(), run
+            return run.run(), run, run.stopped
         wp = find_waypoint(board, self.via_nodes, deadline)
         via: dict[str, Any] = {
             "regions": wp.regions,
@@ -528,14 +531,15 @@ class FessPlanner(Planner):
                 via["finished"] = rest is not None
                 if rest is not None:
                     stats = {**(out.stats or {}), "via": via}
-                    return replace(out, pushes=[*out.pushes, *rest], stats=stats), None
+                    return replace(out, pushes=[*out.pushes, *rest], stats=stats), None, False
             elif out.status != "unsolvable":  # out of time or memory, or stopped
-                return replace(out, stats={**(out.stats or {}), "via": via}), None
+                stats = {**(out.stats or {}), "via": via}
+                return replace(out, stats=stats), None, sub_run.stopped
         run = FessRun(self, board, limits, deadline)
         out = run.run()
         stats = {**(out.stats or {}), "via": via}
         out = replace(out, nodes=out.nodes + nodes, generated=out.generated + generated)
-        return replace(out, stats=stats), run
+        return replace(out, stats=stats), run, run.stopped
 
     def _with(self, changes: dict[str, Any]) -> FessPlanner:
         """A planner with this one's options (no fallback) changed by ``changes``."""

@@ -77,7 +77,8 @@ def test_fess_portfolio_options_keep_the_callers_options():
     # second stage, on levels without a sink room: the search through a waypoint
     via = one["fallback"]
     assert via["via"] == "sinkless" and via["fallback_after"] == PORTFOLIO_VIA_SECONDS
-    assert via["seed"] is None and via["sinkless"] == "ordered"
+    assert "seed" not in via and via["sinkless"] == "ordered"  # a caller's seed holds
+    assert FessPlanner.portfolio_options(2, {})[1]["fallback"]["seed"] is None
     # third stage: the other feature space and cell rule with every fed sink room at once
     sinks = via["fallback"]
     assert sinks["via"] is False and sinks["seed"] == 8  # the stage's own options back

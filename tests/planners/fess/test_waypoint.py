@@ -25,6 +25,21 @@ def _position_level(board, boxes, player) -> Level:
     return Level.from_xsb("\n".join(text[i : i + w].rstrip() for i in range(0, len(text), w)))
 
 
+def _pushable_to(board) -> np.ndarray:
+    """Squares a lone box from a start square can be pushed to (player access relaxed)."""
+    floor = (board.cells & FLOOR) != 0
+    ok = np.zeros(board.n_cells, dtype=bool)
+    stack = board.start_boxes.tolist()
+    ok[stack] = True
+    while stack:
+        sq = stack.pop()
+        for d in board.offsets.tolist():
+            if floor[sq + d] and floor[sq - d] and not ok[sq + d]:
+                ok[sq + d] = True
+                stack.append(sq + d)
+    return ok
+
+
 def _regions(board, boxes) -> int:
     box_at = np.full(board.n_cells, -1, dtype=BOX_AT_DTYPE)
     box_at[boxes] = np.arange(len(boxes))
@@ -91,9 +106,7 @@ def test_a_player_shut_out_of_the_waypoints_region_gets_no_finish():
     stack = np.zeros(board.n_cells, dtype=np.int32)
     reach_player(box_at, board.offsets, wp.player, stamps, stack)
     mark = stamps[board.n_cells]
-    elsewhere = [
-        sq for sq in board.floor.tolist() if box_at[sq] < 0 and stamps[sq] != mark
-    ]
+    elsewhere = [sq for sq in board.floor.tolist() if box_at[sq] < 0 and stamps[sq] != mark]
     assert elsewhere
     assert finish_pushes(board, wp, elsewhere[0]) is None
     assert finish_pushes(board, wp, wp.player) is not None
@@ -116,14 +129,13 @@ def test_via_solves_small_levels_and_falls_back_when_its_level_is_lost(monkeypat
         assert "via" in result.stats
     # a waypoint whose level is unsolvable (a target in a corner no box reaches): the plain
     # search takes over and solves the level itself
-    level = load_levels("microban:1")[0]
+    level = load_levels("microban:3")[0]
     board = level.board
     wp = find_waypoint(board, 50)
-    reachable = push_reachable(board)
-    corner = next(
+    corner = next(  # a square no box can be pushed to, whatever the targets
         sq
         for sq in board.floor.tolist()
-        if not reachable[sq] and sq not in board.start_boxes.tolist() and sq != board.start_player
+        if not _pushable_to(board)[sq] and sq != board.start_player
     )
     lost = Waypoint(
         boxes=np.sort(np.append(wp.boxes[1:], corner)).astype(np.int32),
@@ -164,3 +176,13 @@ def test_via_sinkless_applies_only_to_levels_without_a_sink_room():
 def test_bad_via_options_are_refused(options):
     with pytest.raises(ValueError, match="via"):
         FessPlanner(**options)
+
+
+def test_a_waypoint_stage_out_of_time_hands_over_to_its_fallback():
+    # the stage's waypoint search runs out of its (tiny) time: no plain tree to go on with,
+    # so the fallback starts from the start and solves the level
+    level = load_levels("microban:1")[0]
+    staged = FessPlanner(via=True, fallback={"via": False}, fallback_after=1e-6)
+    result = staged.solve(level, SearchLimits(max_seconds=60))
+    assert result.solved and verify(level, result.lurd).ok
+    assert result.stats["fallback"]["switched"] and "via" not in result.stats
