@@ -11,6 +11,8 @@ use ``--jobs 1`` with it). Every level's record goes to ``--jsonl`` as soon as i
 (appended, so an interrupted run keeps what it finished), and a markdown summary plus the
 per-level table (level, status, seconds, pushes, moves, nodes, nodes per second of search)
 is printed at the end. Nodes per second is the winning (or, unsolved, the first) worker's.
+A portfolio worker that fails (an exception in its process) is printed under its level and
+named in the summary: the level's result is then the other workers' alone.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def solve_one(
         deadlocks=result.stats.get("deadlocks"),
         workers=workers,
         winner=portfolio["winner"] if portfolio else None,
+        worker_errors=portfolio["errors"] if portfolio else {},
         options=options,
     )
 
@@ -139,6 +142,8 @@ def main() -> None:
                 f"{row['nodes_per_second']:>6} nodes/s",
                 flush=True,
             )
+            for worker, error in row["worker_errors"].items():  # a crashed worker is no timeout
+                print(f"     worker {worker} failed: {error}", flush=True)
             if out:
                 out.write(json.dumps({**row, "suite": args.suite, "limit": seconds}) + "\n")
                 out.flush()
@@ -158,7 +163,9 @@ def main() -> None:
         f"slowest: {slow_text}"
     )
     unsolved = [f"#{r['index'] + 1} ({r['status']})" for r in rows if not r["solved"]]
-    print(f"unsolved: {', '.join(unsolved) if unsolved else 'none'}\n")
+    print(f"unsolved: {', '.join(unsolved) if unsolved else 'none'}")
+    failed = [f"#{r['index'] + 1}" for r in rows if r["worker_errors"]]
+    print(f"levels where a portfolio worker failed: {', '.join(failed) if failed else 'none'}\n")
     rates = sorted(r["nodes_per_second"] for r in rows if r["nodes"] >= 1000)
     if rates:
         print(
