@@ -185,6 +185,24 @@ class FessStats:
         return out
 
 
+def path_pushes(
+    dist: np.ndarray, links: np.ndarray, code: int, src: int, offsets: np.ndarray
+) -> list[Push]:
+    """The pushes of ``box_paths``' path to state ``code`` of the box starting on ``src``."""
+    dirs = []
+    for _ in range(int(dist[code])):
+        link = int(links[code])
+        dirs.append(link & 3)
+        code = link >> 2
+    dirs.reverse()
+    pushes: list[Push] = []
+    sq = src
+    for d in dirs:
+        pushes.append((sq, d))
+        sq += int(offsets[d])
+    return pushes
+
+
 class FessRun:
     """One FESS search: the level's tables and the kernels' state (``fess_search``)."""
 
@@ -517,16 +535,7 @@ class FessRun:
             code = dst * 4 + side
             if sc.dist[code] == DIST_INF:
                 raise RuntimeError("FESS lost a macro move's push path")
-            dirs = []
-            for _ in range(int(sc.dist[code])):
-                link = int(links[code])
-                dirs.append(link & 3)
-                code = link >> 2
-            dirs.reverse()
-            sq = src
-            for d in dirs:
-                pushes.append((sq, d))
-                sq += int(b.offsets[d])
+            pushes.extend(path_pushes(sc.dist, links, code, src, b.offsets))
         return pushes
 
     def _finish(self, status: str, t0: float, pushes: list[Push] | None) -> Outcome:

@@ -488,8 +488,7 @@ class FessPlanner(Planner):
     def _via_applies(self, board: Board) -> bool:
         """Whether this planner searches ``board`` through a waypoint (option ``via``)."""
         if self.via == "sinkless":
-            rooms = analyze_rooms(board)
-            fed, rest = ranked_sinks(board, rooms, target_basins(board))
+            fed, rest = _sink_rooms(board)
             return not fed and not rest
         return bool(self.via)
 
@@ -549,6 +548,11 @@ class FessPlanner(Planner):
         return FessPlanner(**{**options, **changes})
 
 
+def _sink_rooms(board: Board) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The level's fed sink rooms and the other sink candidates (``ranked_sinks``)."""
+    return ranked_sinks(board, analyze_rooms(board), target_basins(board))
+
+
 def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
     """True when planners ``a`` and ``b`` would search ``board`` the same way.
 
@@ -568,9 +572,7 @@ def _same_search(a: FessPlanner, b: FessPlanner, board: Board) -> bool:
             continue
         if getattr(b, name) != value:
             return False
-    rooms = analyze_rooms(board)
-    basins = target_basins(board)
-    fed, rest = ranked_sinks(board, rooms, basins)
+    fed, rest = _sink_rooms(board)
     has_sink = bool(fed or rest)
     many_fed = len(fed) >= 2
     if neutral_out_of_plan(a.out_of_plan, many_fed) != neutral_out_of_plan(b.out_of_plan, many_fed):

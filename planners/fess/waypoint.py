@@ -48,6 +48,7 @@ from planners._kernels.fess_moves import (
 )
 from planners.base import Push
 from planners.fess.packing_plan import push_reachable, walk_distance_from
+from planners.fess.run import path_pushes
 from soko_gym.engine.board import Board, build_board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, SQUARE_DTYPE, WALL
 from soko_gym.engine.reach import reach_player
@@ -64,7 +65,7 @@ class Waypoint:
         regions: number of player regions in it (free floor areas).
         score: its distance score.
         pulls: the macro pulls from the solved position, in order: (square the box leaves,
-            square it reaches, player square after the pull, player square before it).
+            square it reaches, player square before the pull).
         nodes: positions the backward search stored.
         seconds: time the backward search took.
     """
@@ -73,14 +74,12 @@ class Waypoint:
     player: int
     regions: int
     score: int
-    pulls: tuple[tuple[int, int, int, int], ...]
+    pulls: tuple[tuple[int, int, int], ...]
     nodes: int
     seconds: float
 
 
-def find_waypoint(
-    board: Board, max_nodes: int = 3000, deadline: float | None = None, rank: str = "regions"
-) -> Waypoint:
+def find_waypoint(board: Board, max_nodes: int = 3000, deadline: float | None = None) -> Waypoint:
     """Run the backward search (module docstring) for ``max_nodes`` positions or ``deadline``.
 
     Returns the solved position itself (no pulls) when no pull is possible.
@@ -104,9 +103,9 @@ def find_waypoint(
     stamps, stack = scratch.stamps, scratch.stack
 
     # a node: (box squares by box index, player square, parent node, pull that made it)
-    nodes: list[tuple[np.ndarray, int, int, tuple[int, int, int, int] | None]] = []
+    nodes: list[tuple[np.ndarray, int, int, tuple[int, int, int] | None]] = []
     seen: set[tuple[bytes, int]] = set()
-    heap: list[tuple[int, int, int, int]] = []  # (regions, -score, tick, node)
+    heap: list[tuple[int, int, int]] = []  # (regions, -score, node): the node breaks ties
     goals = board.goals.astype(SQUARE_DTYPE)
     box_at[goals] = np.arange(nb)
     root_regions = 0
@@ -123,14 +122,12 @@ def find_waypoint(
     box_at[:] = -1
     score0 = int(near[goals].sum())
     for i in range(len(nodes)):
-        heapq.heappush(heap, (root_regions, -score0, i, i))
-    best = (root_regions, -score0, 0)
-    ranks: list[tuple[int, int, int]] = []
-    tick = len(nodes)
+        heapq.heappush(heap, (root_regions, -score0, i))
+    best = (root_regions, -score0, 0)  # of every stored position, expanded or not
     while heap and len(nodes) < max_nodes:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        _, _, _, i = heapq.heappop(heap)
+        _, _, i = heapq.heappop(heap)
         box_pos, player, _, _ = nodes[i]
         box_at[box_pos] = np.arange(nb)
         k = pull_moves(tables, scratch, box_at, box_pos, on_board, player, out)
@@ -145,17 +142,12 @@ def find_waypoint(
             if key in seen:
                 continue
             seen.add(key)
-            pull = (int(row[P_SRC]), dst, int(row[P_PLAYER]), player)
-            nodes.append((child, int(row[P_PLAYER]), i, pull))
-            tick += 1
-            order = int(row[P_CONN]) if rank == "regions" else 0
-            heapq.heappush(heap, (order, -int(row[P_SCORE]), tick, len(nodes) - 1))
-            ranks.append((int(row[P_CONN]), -int(row[P_SCORE]), len(nodes) - 1))
+            nodes.append((child, int(row[P_PLAYER]), i, (int(row[P_SRC]), dst, player)))
+            rank = (int(row[P_CONN]), -int(row[P_SCORE]), len(nodes) - 1)
+            heapq.heappush(heap, rank)
+            best = min(best, rank)
             if len(nodes) >= max_nodes:
                 break
-    for r in ranks:  # every stored position, expanded or not
-        if r < best:
-            best = r
     pulls = []
     i = best[2]
     while nodes[i][2] >= 0:
@@ -199,13 +191,11 @@ def finish_pushes(board: Board, waypoint: Waypoint, player: int) -> list[Push] |
     if stamps[player] != stamps[n]:
         return None  # the forward search left the player outside the waypoint's region
     pushes: list[Push] = []
-    for src, dst, _, before in reversed(waypoint.pulls):
+    dist, links = scratch.dist, scratch.parent
+    for src, dst, before in reversed(waypoint.pulls):
         box_paths(
-            board.cells, box_at, offsets, player, dst, stamps, stack,
-            scratch.dist, scratch.parent, scratch.queue,
-        )  # fmt: skip
-        dist = scratch.dist.copy()
-        parent = scratch.parent.copy()
+            board.cells, box_at, offsets, player, dst, stamps, stack, dist, links, scratch.queue
+        )
         b = int(box_at[dst])
         box_at[dst] = -1
         box_at[src] = b
@@ -219,13 +209,7 @@ def finish_pushes(board: Board, waypoint: Waypoint, player: int) -> list[Push] |
         if not ends:
             return None  # cannot happen for a true pull sequence; kept as a guard
         state = src * 4 + min(ends, key=lambda s: int(dist[src * 4 + s]))
-        path: list[Push] = []
-        while parent[state] >= 0:
-            code = int(parent[state])
-            prev, d = code >> 2, code & 3
-            path.append((prev >> 2, d))
-            state = prev
-        path.reverse()
+        path = path_pushes(dist, links, state, dst, offsets)
         pushes.extend(path)
         player = path[-1][0] if path else player
     return pushes

@@ -55,7 +55,7 @@ def test_the_pulls_lead_from_the_solved_position_to_the_waypoint(selection):
     assert 1 <= wp.nodes <= 500 and wp.pulls
     boxes = set(board.goals.tolist())
     reachable = push_reachable(board)
-    for src, dst, _, _ in wp.pulls:
+    for src, dst, _ in wp.pulls:
         assert src in boxes and dst not in boxes and reachable[dst]
         boxes = (boxes - {src}) | {dst}
     assert sorted(boxes) == wp.boxes.tolist()
