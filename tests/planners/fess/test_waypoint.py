@@ -7,22 +7,10 @@ from planners.fess import search as fess_search
 from planners.fess.packing_plan import push_reachable
 from planners.fess.search import FessPlanner
 from planners.fess.waypoint import Waypoint, find_waypoint, finish_pushes, waypoint_board
-from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, GOAL, WALL
+from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, GOAL
 from soko_gym.engine.reach import new_stamps, reach_player
-from soko_gym.levels import Level, load_levels, pushes_to_lurd, verify
-
-
-def _position_level(board, boxes, player) -> Level:
-    """The level ``board`` with its boxes on ``boxes`` and the player on ``player``."""
-    chars = np.full(board.n_cells, ord(" "), dtype=np.uint8)
-    chars[(board.cells & WALL) != 0] = ord("#")
-    goal = (board.cells & GOAL) != 0
-    chars[goal] = ord(".")
-    chars[boxes] = np.where(goal[boxes], ord("*"), ord("$"))
-    chars[player] = ord("+") if goal[player] else ord("@")
-    text = chars.tobytes().decode("ascii")
-    w = board.width
-    return Level.from_xsb("\n".join(text[i : i + w].rstrip() for i in range(0, len(text), w)))
+from soko_gym.levels import load_levels, pushes_to_lurd, verify
+from soko_gym.levels.generator import _to_level
 
 
 def _pushable_to(board) -> np.ndarray:
@@ -92,7 +80,7 @@ def test_the_finishing_pushes_solve_the_level_from_the_waypoint(selection):
     wp = find_waypoint(level.board, 500)
     pushes = finish_pushes(level.board, wp, wp.player)
     assert pushes is not None and len(pushes) >= len(wp.pulls)
-    at_waypoint = _position_level(level.board, wp.boxes, wp.player)
+    at_waypoint = _to_level(level.board.cells, wp.boxes, wp.player, level.board.width)
     assert verify(at_waypoint, pushes_to_lurd(at_waypoint, pushes)).ok
 
 
