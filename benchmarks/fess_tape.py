@@ -4,12 +4,12 @@
     python benchmarks/fess_tape.py --sizes 5-7 --options '{"plan": "unordered"}'
 
 Microban II 131 is a band of eight diagonal lines (targets, boxes, targets, boxes, boxes,
-targets, boxes, targets) 11 rows long between a small room at each end. Rows 6-12 of its XSB
-text are copies of row 6, each one square further left, so dropping k of them (k <= 6, the rows
-below moved k squares right) gives the same level with a band of 11 - k rows and 4 boxes fewer
-per row. The table shows, per band length, whether FESS (one worker, or the portfolio with
-``--workers 2``) solves it in the time limit and how many positions it made: the growth per row
-says how far the full level is from the search's reach.
+targets, boxes, targets) 11 rows long between a small room at each end. Rows 7-12 of its XSB
+text (counted from 0) repeat row 6, each one square further left, so dropping k of them (k <= 6,
+the rows below moved k squares right) gives the same level with a band of 11 - k rows and 4
+boxes fewer per row. The table shows, per band length, whether FESS (one worker, or the
+portfolio with ``--workers 2``) solves it in the time limit and how many positions it made: the
+growth per row says how far the full level is from the search's reach.
 """
 
 from __future__ import annotations
