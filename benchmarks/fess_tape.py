@@ -24,13 +24,13 @@ from soko_gym.levels.packs import indexed_levels
 FULL_ROWS = 11  # rows of the band in the published level
 FIRST_COPY = 7  # rows FIRST_COPY..LAST_COPY repeat the row above them one square further left
 LAST_COPY = 12
+SHORTEST = FULL_ROWS - (LAST_COPY - FIRST_COPY + 1)  # every repeated row cut
 
 
 def band_level(rows: int) -> Level:
     """Microban II 131 with its band cut to ``rows`` rows (5 to 11)."""
-    shortest = FULL_ROWS - (LAST_COPY - FIRST_COPY + 1)
-    if not shortest <= rows <= FULL_ROWS:
-        raise ValueError(f"rows must be between {shortest} and {FULL_ROWS}, got {rows}")
+    if not SHORTEST <= rows <= FULL_ROWS:
+        raise ValueError(f"rows must be between {SHORTEST} and {FULL_ROWS}, got {rows}")
     text = indexed_levels("microban2:131")[0][1].rows
     for r in range(FIRST_COPY, LAST_COPY + 1):  # the cut is only sound if the rows repeat
         if text[r].rstrip() != text[r - 1].rstrip()[1:]:
@@ -41,13 +41,22 @@ def band_level(rows: int) -> Level:
 
 
 def _sizes(spec: str) -> list[int]:
+    """``--sizes``: "6" or "5-8", checked before any search runs."""
     lo, _, hi = spec.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+    try:
+        sizes = list(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected N or N-M, got {spec!r}") from None
+    if not sizes or sizes[0] < SHORTEST or sizes[-1] > FULL_ROWS:
+        raise argparse.ArgumentTypeError(f"band lengths run from {SHORTEST} to {FULL_ROWS}")
+    return sizes
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default=f"5-{FULL_ROWS}", help="band lengths, e.g. 4-8 or 6")
+    ap.add_argument(
+        "--sizes", type=_sizes, default=f"{SHORTEST}-{FULL_ROWS}", help="band lengths: 5-8 or 6"
+    )
     ap.add_argument("--seconds", type=float, default=60.0, help="time limit per level")
     ap.add_argument("--workers", type=int, default=1, help="FESS portfolio size")
     ap.add_argument("--options", default="{}", help="FESS options as JSON")
@@ -56,7 +65,7 @@ def main() -> None:
     print(f"FESS on Microban II 131 cut to N band rows, {args.seconds:g} s, options {options}\n")
     print("| band rows | boxes | status | seconds | positions | positions/s | pushes |")
     print("|---:|---:|---|---:|---:|---:|---:|")
-    for rows in _sizes(args.sizes):
+    for rows in args.sizes:
         level = band_level(rows)
         result = solve(
             level, "fess", SearchLimits(max_seconds=args.seconds), workers=args.workers, **options
