@@ -16,8 +16,8 @@ import json
 import time
 
 from planners import SearchLimits
+from planners.fess.options import FessOptions
 from planners.fess.run import FessRun
-from planners.fess.search import FessPlanner
 from soko_gym.levels import load_levels
 
 
@@ -35,7 +35,7 @@ def main() -> None:
         if not number.isdigit():
             parser.error(f"level must be pack:number, got {spec!r}")
         level = load_levels(pack)[int(number) - 1]
-        run = FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=args.nodes), None)
+        run = FessRun(FessOptions(), level.board, SearchLimits(max_nodes=args.nodes), None)
         t0 = time.perf_counter()
         out = run.run()
         seconds = time.perf_counter() - t0

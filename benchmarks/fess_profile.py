@@ -1,7 +1,7 @@
 """Where FESS spends its time, and how far it gets, on chosen levels (one worker).
 
     python benchmarks/fess_profile.py xsokoban 14,15,23,28 --seconds 20
-    python benchmarks/fess_profile.py xsokoban 29 --options '{"exhaust": 4096}'
+    python benchmarks/fess_profile.py xsokoban 29 --options '{"pi_corrals": false}'
 
 Per level: the packing plan (complete or not, steps), nodes, nodes per second of search,
 feature-space cells, the most plan steps any position realised, the share of positions later
@@ -11,11 +11,9 @@ and the time split. The search runs in one kernel, so the split is measured by r
 stretch of the run's own positions through each part on its own (memos and the generator's
 feature cache emptied, then warmed by the ten times as many positions made just before the
 stretch): the move generator, the advisors and move order (with PI-corral pruning), and each
-node-level deadlock test (the exhaustion test only when ``--options`` turns it on; which
-positions "would open a cell" is read from the cells as the run left them, and its time per
-search is multiplied by the searches the run made); each other part's time per position is
-multiplied by the positions the search gave it (generated, tested: ``lazy`` and ``lazy_tests``
-leave some positions without moves or tests); "loop" is what is left of the measured search time
+node-level deadlock test; each part's time per position is multiplied by the positions the
+search gave it (generated, tested: lazy generation leaves some positions without moves);
+"loop" is what is left of the measured search time
 (the cell cycle, the transposition table, dead marking). Each part's share: its time per
 position times the positions the search made it handle, over the search time (or over the parts'
 sum when that is larger).
@@ -38,8 +36,6 @@ from planners._kernels.fess_search import (
     C_MOVES_USED,
     C_NODES,
     O_CORRALS,
-    O_EXHAUST,
-    O_EXHAUST_ALL,
     O_FROZEN,
     O_LEARNED,
     O_RETROGRADE,
@@ -47,8 +43,8 @@ from planners._kernels.fess_search import (
     generate_moves,
     node_deadlock,
 )
+from planners.fess.options import make_options
 from planners.fess.run import FessRun, new_tree
-from planners.fess.search import FessPlanner
 from soko_gym.engine.corral import (
     COUNT_CUT,
     COUNT_EXPANDED,
@@ -56,13 +52,11 @@ from soko_gym.engine.corral import (
     COUNT_MEMO_HITS,
     COUNT_SEARCHES,
 )
-from soko_gym.engine.exhaust import COUNT_SEARCHES as EX_SEARCHES
 
-# each node test by its option slots (the exhaustion test has two: cell openers, the others)
-TESTS = {"retrograde": (O_RETROGRADE,), "frozen": (O_FROZEN,), "learned": (O_LEARNED,),
-         "room": (O_ROOMS,), "corral": (O_CORRALS,),
-         "exhaust": (O_EXHAUST, O_EXHAUST_ALL)}  # fmt: skip
-TEST_SLOTS = [slot for slots in TESTS.values() for slot in slots]
+# each node test by its option slot
+TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED, "room": O_ROOMS,
+         "corral": O_CORRALS}  # fmt: skip
+TEST_SLOTS = list(TESTS.values())
 COLUMNS = ("moves", "order", *TESTS, "loop")
 
 
@@ -127,21 +121,16 @@ def _replay(run: FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, floa
     per["order"] = max(0.0, timed(1) - per["moves"])
     opts = run.tables.opts
     saved = opts.copy()
-    for name, slots in TESTS.items():
-        if not any(saved[slot] for slot in slots):
+    for name, slot in TESTS.items():
+        if not saved[slot]:
             per[name] = 0.0  # the run had it off
             continue
         opts[TEST_SLOTS] = 0
-        for slot in slots:
-            opts[slot] = saved[slot]
+        opts[slot] = saved[slot]
         w.memo_status[:] = -1
         run.corrals.memo_status[:] = -1
         _time_parts(*warm_args, 2)
-        searches = int(run.exhaust.counters[EX_SEARCHES])
         per[name] = timed(2)
-        if name == "exhaust":  # it runs on some tested positions only: seconds per search
-            searches = int(run.exhaust.counters[EX_SEARCHES]) - searches
-            per[name] *= nodes.shape[0] / max(1, searches)
     opts[:] = saved
     return per
 
@@ -149,10 +138,9 @@ def _replay(run: FessRun, nodes: np.ndarray, warm: np.ndarray) -> dict[str, floa
 def profile_level(level, seconds: float, sample: int = 300, options: dict | None = None) -> dict:
     """Run FESS on one level, then replay ``sample`` of its positions; the module's figures.
 
-    ``options``: the ``FessPlanner`` options (its defaults when None).
+    ``options``: the ``FessOptions`` fields (its defaults when None).
     """
-    planner = FessPlanner(**(options or {}))
-    run = FessRun(planner, level.board, SearchLimits(max_seconds=seconds), None)
+    run = FessRun(make_options(options or {}), level.board, SearchLimits(max_seconds=seconds), None)
     run.deadline = time.perf_counter() + seconds
     out = run.run()
     s = out.stats
@@ -174,7 +162,6 @@ def profile_level(level, seconds: float, sample: int = 300, options: dict | None
         generated = s["generated_nodes"]  # lazy generation: not every position gets moves
         spent = {"moves": per["moves"] * generated, "order": per["order"] * generated}
         spent.update({name: per[name] * s["tested_nodes"] for name in TESTS})
-        spent["exhaust"] = per["exhaust"] * s["exhaust_searches"]
         total = max(s["search_seconds"], sum(spent.values()))
         split = {c: spent.get(c, 0.0) / total for c in COLUMNS}
         split["loop"] = max(0.0, 1.0 - sum(split.values()))
@@ -198,14 +185,14 @@ def main() -> None:
     parser.add_argument("levels", help="1-based level numbers, e.g. 14,15,23")
     parser.add_argument("--seconds", type=float, default=20.0, help="time per level")
     parser.add_argument(
-        "--options", default="{}", help="FessPlanner options as JSON, e.g. '{\"exhaust\": 4096}'"
+        "--options", default="{}", help="FessOptions as JSON, e.g. '{\"pi_corrals\": false}'"
     )
     args = parser.parse_args()
     try:
         options = json.loads(args.options)
         if not isinstance(options, dict):
             raise ValueError("not a JSON object")
-        FessPlanner(**options)
+        make_options(options)
     except (ValueError, TypeError) as err:
         parser.error(f"--options: {err}")
     numbers = [int(x) for x in args.levels.split(",")]

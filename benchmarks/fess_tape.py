@@ -1,7 +1,7 @@
 """How FESS's effort grows with the length of Microban II 131's diagonal band.
 
     python benchmarks/fess_tape.py --seconds 60
-    python benchmarks/fess_tape.py --sizes 5-7 --options '{"plan": "unordered"}'
+    python benchmarks/fess_tape.py --sizes 5-7 --options '{"sinkless": "unordered"}'
 
 Microban II 131 is a band of eight diagonal lines (targets, boxes, targets, boxes, boxes,
 targets, boxes, targets) 11 rows long between a small room at each end. Rows 7-12 of its XSB

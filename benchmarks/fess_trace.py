@@ -33,8 +33,8 @@ import soko_gym
 from planners import SearchLimits
 from planners._kernels.fess_search import C_CELLS, C_NODES
 from planners.fess.advisors import ADVISORS
+from planners.fess.options import make_options
 from planners.fess.run import FessRun
-from planners.fess.search import FessPlanner
 from soko_gym.engine.constants import FLOOR
 from soko_gym.levels.lurd import lurd_to_pushes
 
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="search time")
     parser.add_argument("--options", default="{}", help="FESS options as JSON (default: none)")
     args = parser.parse_args()
-    cfg = FessPlanner(**fess_options(parser, args.options))
+    cfg = make_options(fess_options(parser, args.options))
     level = soko_gym.load_levels(f"{args.pack}:{args.level}")[0]
     lurd = known_lurd(args.lurd, args.pack, args.level)
     moves = macro_moves(level, lurd)

@@ -51,17 +51,21 @@ class Planner(ABC):
     optimal: ClassVar[bool] = False
 
     @classmethod
-    def portfolio_options(cls, workers: int, options: dict[str, Any]) -> list[dict[str, Any]]:
-        """Options of each worker of a ``workers``-process portfolio (``planners.portfolio``).
+    def portfolio(cls, workers: int, options: dict[str, Any]) -> list[Planner]:
+        """One planner per worker of a ``workers``-process portfolio (``planners.portfolio``).
 
-        Worker 0 always runs ``options`` unchanged; planners that gain from a portfolio override
+        Worker 0 runs the caller's ``options``; planners that gain from a portfolio override
         this to give the others differently configured searches.
 
         Raises:
             ValueError: the planner has no portfolio (the base class: running the same search
-                twice gains nothing).
+                twice gains nothing), or a bad option.
         """
         raise ValueError(f"planner {cls.name!r} has no portfolio; use workers=1")
+
+    def summary(self) -> dict[str, Any]:
+        """What a result's stats say of this planner's configuration (JSON-ready)."""
+        return {}
 
     @abstractmethod
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:

@@ -7,6 +7,7 @@ written to the JSONL file at once, so Ctrl-C keeps every line already written.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -18,8 +19,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from planners import SearchLimits, available, get_planner, solve
+from planners import SearchLimits, available, get_planner, planner_class, solve
+from planners.fess.options import PLANS, SINK_CHOICES, SINKLESS_PLANS, FessOptions
+from planners.fess.stages import describe as describe_stages
 from planners.records import read_records, record_header, solve_record
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs, field_docs
 from soko_gym.execution import Backend, Progress, add_backend_options, run
 from soko_gym.levels import Level
 from soko_gym.levels.packs import indexed_levels, split_selection
@@ -29,8 +33,38 @@ def add_parsers(sub: Any, source_help: str) -> None:
     """Add ``solve`` and ``optimize`` to the ``soko`` parser (the ``soko_gym.commands`` entry)."""
     add_solve_parser(sub, source_help)
     add_optimize_parser(sub, source_help)
-    listing = sub.add_parser("planners", help="list the planners")
-    listing.set_defaults(func=lambda args: print("\n".join(available())) or 0)
+    listing = sub.add_parser("planners", help="list the planners, or describe one")
+    listing.add_argument(
+        "--describe",
+        metavar="NAME",
+        help="print a planner's options (and fess's portfolio stages) instead of the list",
+    )
+    listing.set_defaults(func=run_planners)
+
+
+def run_planners(args: argparse.Namespace) -> int:
+    """Run ``soko planners``: the registry names, or one planner described."""
+    if args.describe is None:
+        print("\n".join(available()))
+        return 0
+    print(describe_planner(args.describe))
+    return 0
+
+
+def describe_planner(name: str) -> str:
+    """A planner's docstring summary, its options and, for fess, the portfolio's stages."""
+    cls = planner_class(name)  # unknown name: ValueError
+    doc = (cls.__doc__ or "").strip().splitlines()
+    lines = [f"{name}: {doc[0] if doc else ''}"]
+    if name == "fess":
+        lines += ["", "Options (`soko solve --fess-OPTION`, or keywords of `planners.solve`):"]
+        docs = field_docs(FessOptions)
+        for f in dataclasses.fields(FessOptions):
+            default = f.default
+            shown = " ".join(default) if isinstance(default, tuple) else default
+            lines.append(f"  --fess-{f.name.replace('_', '-')} (default {shown}): {docs[f.name]}")
+        lines += ["", describe_stages(2)]
+    return "\n".join(lines)
 
 
 def add_solve_parser(sub: Any, source_help: str) -> None:
@@ -96,6 +130,15 @@ def add_solve_parser(sub: Any, source_help: str) -> None:
         default=10.0,
         metavar="S",
         help="seconds of optimization per solved level (default 10)",
+    )
+    group = solve.add_argument_group(
+        "FESS options (with --planner fess; planners.fess.FessOptions)"
+    )
+    add_dataclass_options(
+        group,
+        FessOptions,
+        prefix="fess-",
+        choices={"plan": PLANS, "sinkless": SINKLESS_PLANS, "sink_choice": SINK_CHOICES},
     )
     solve.set_defaults(func=run_solve)
 
@@ -215,12 +258,13 @@ def solve_text(
     limits: SearchLimits,
     optimize_seconds: float | None,
     workers: int,
+    options: dict[str, Any],
     text: str,
 ) -> dict[str, Any]:
     """Solve one level given as XSB text, optimizing if asked; a JSON-ready dict (a task)."""
     level = Level.from_xsb(text)
     warm_up_planner(planner, bool(optimize_seconds))  # outside the level's timed search
-    record = solve(level, planner, limits, workers=workers).as_dict()
+    record = solve(level, planner, limits, workers=workers, **options).as_dict()
     if optimize_seconds and record["solved"]:
         from planners.optimizers import optimize
 
@@ -252,6 +296,15 @@ def error_result(planner: str, error: str) -> dict[str, Any]:
         "stats": {},
         "error": error,
     }
+
+
+def fess_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--fess-*`` options given, by field name; ValueError with another planner."""
+    options = dataclass_kwargs(FessOptions, args, prefix="fess-")
+    if options and args.planner != "fess":
+        flags = ", ".join("--fess-" + k.replace("_", "-") for k in options)
+        raise ValueError(f"{flags}: FESS options, but --planner is {args.planner!r}")
+    return options
 
 
 def _opt_seconds(args: argparse.Namespace) -> float | None:
@@ -318,15 +371,18 @@ def run_solve(args: argparse.Namespace) -> int:
     backend = Backend.from_args(args)
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    options = fess_options(args)
     if args.workers > 1:
-        get_planner(args.planner).portfolio_options(args.workers, {})  # no portfolio: error now
+        planner_class(args.planner).portfolio(args.workers, options)  # no portfolio: error now
+    else:
+        get_planner(args.planner, **options)  # bad options: error now
     limits = SearchLimits(args.time_limit, args.node_limit, args.memory_limit)
     items = indexed_levels(args.source)
     base = split_selection(args.source)[0]
     sink, done = open_jsonl(args.jsonl, args.overwrite, args.resume, base, "solve")
     by_index = {index: level for index, level in items}
     todo = [(index, level.to_xsb(with_title=False)) for index, level in items if index not in done]
-    task = partial(solve_text, args.planner, limits, _opt_seconds(args), args.workers)
+    task = partial(solve_text, args.planner, limits, _opt_seconds(args), args.workers, options)
     rows: list[dict[str, Any]] = []
     if todo:  # compile or load once here (and per worker), never inside a level's seconds
         announce_compile(

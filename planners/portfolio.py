@@ -1,9 +1,9 @@
 """Portfolio solving: differently configured searches in parallel, the first solution wins.
 
 ``planners.solve(level, "fess", limits, workers=2)`` runs the planner's portfolio
-(``Planner.portfolio_options``): worker 0 (the caller's own configuration) searches in the
-calling process, so an easy level costs no more than with one worker; workers 1.. search in
-child processes. Worker 0 polls for their results while it searches (planners with a
+(``Planner.portfolio``: one planner per worker): worker 0 (the caller's own configuration)
+searches in the calling process, so an easy level costs no more than with one worker; workers
+1.. search in child processes. Worker 0 polls for their results while it searches (planners with a
 portfolio accept a ``stop_check``); the first solution wins and every other worker is stopped.
 When nobody solves the level, worker 0's result is returned. A solution from a child is
 checked again with ``soko_gym.verify`` in the calling process.
@@ -22,6 +22,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from planners.base import Planner
 from planners.limits import SearchLimits
 from planners.result import SearchResult
 from soko_gym.levels import Level, verify
@@ -41,12 +42,10 @@ def _context() -> Any:
     return _CONTEXT
 
 
-def _worker(index: int, name: str, options: dict, xsb: str, limits: SearchLimits, out) -> None:
+def _worker(index: int, planner: Planner, xsb: str, limits: SearchLimits, out) -> None:
     """Solve in a child process and report ``(index, result, error text)``."""
-    from planners import planner_class  # the registry, imported in the spawned process
-
     try:
-        result = planner_class(name)(**options).solve(Level.from_xsb(xsb), limits)
+        result = planner.solve(Level.from_xsb(xsb), limits)
         out.put((index, result, None))
     except Exception as err:  # reported to the parent
         out.put((index, None, f"{type(err).__name__}: {err}"))
@@ -96,14 +95,15 @@ def solve_portfolio(
 
     Args:
         level: the level to solve.
-        name: registry name of a planner with a portfolio (``Planner.portfolio_options``).
+        name: registry name of a planner with a portfolio (``Planner.portfolio``).
         limits: budgets of each worker; the memory budget is shared out between them.
         workers: number of searches, at least 2.
         options: the caller's planner options (worker 0 runs them unchanged).
 
     Returns:
         The first verified solution, with ``stats["portfolio"]`` naming the winner, each
-        worker's options and the workers that reported; otherwise worker 0's result.
+        worker's configuration (``Planner.summary``) and the workers that reported; otherwise
+        worker 0's result.
 
     Raises:
         ValueError: bad ``workers`` or a planner without a portfolio.
@@ -113,9 +113,7 @@ def solve_portfolio(
         raise ValueError(f"workers must be an integer >= 2 for a portfolio, got {workers!r}")
     from planners import planner_class
 
-    cls = planner_class(name)
-    configs = cls.portfolio_options(workers, options)
-    planners_ = [cls(**config) for config in configs]  # bad options fail before any start
+    planners_ = planner_class(name).portfolio(workers, options)  # bad options fail here
     share = SearchLimits(
         limits.max_seconds, limits.max_nodes, limits.memory_bytes / 2**20 / workers
     )
@@ -124,7 +122,7 @@ def solve_portfolio(
     xsb = level.to_xsb()
     start = time.perf_counter()
     procs = [
-        ctx.Process(target=_worker, args=(i, name, configs[i], xsb, share, out), daemon=True)
+        ctx.Process(target=_worker, args=(i, planners_[i], xsb, share, out), daemon=True)
         for i in range(1, workers)
     ]
     inbox = _Inbox(out, procs)
@@ -162,7 +160,7 @@ def solve_portfolio(
     stats["portfolio"] = {
         "workers": workers,
         "winner": winner,
-        "options": configs,
+        "configs": [p.summary() for p in planners_],
         "finished": sorted(inbox.results),
         "errors": {str(i): e for i, e in sorted(inbox.errors.items())},
     }

@@ -208,8 +208,8 @@ def add_dataclass_options(
 
     ``--{prefix}{field}`` (underscores as dashes) sets the field; ``aliases`` adds other flags
     for a field. Booleans get ``--x/--no-x``; ``X | None`` fields take an X; ``tuple[int, int]``
-    takes two numbers and ``list[int]`` any number. An option not given keeps the dataclass's
-    default: ``dataclass_kwargs`` returns only the options given.
+    takes two numbers, ``list[int]`` and ``tuple[str, ...]`` any number. An option not given
+    keeps the dataclass's default: ``dataclass_kwargs`` returns only the options given.
     """
     hints = typing.get_type_hints(cls)
     docs = field_docs(cls)
@@ -233,6 +233,8 @@ def add_dataclass_options(
             help_text += f" (default: {default})"
         if kind is bool:
             kw["action"] = argparse.BooleanOptionalAction
+        elif typing.get_origin(kind) is tuple and typing.get_args(kind)[-1] is Ellipsis:
+            kw.update(type=typing.get_args(kind)[0], nargs="*")
         elif typing.get_origin(kind) is tuple:
             kw.update(type=typing.get_args(kind)[0], nargs=len(typing.get_args(kind)))
         elif typing.get_origin(kind) is list:

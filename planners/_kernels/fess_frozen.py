@@ -23,11 +23,7 @@ from planners._kernels.common import sort_prefix
 from planners._kernels.fess import forget_parts, pull_closure_parts
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.lowerbound import (
-    bipartite_deadlock_marked,
-    mark_frozen_boxes,
-    mark_locked_boxes,
-)
+from soko_gym.engine.lowerbound import bipartite_deadlock_marked, mark_frozen_boxes
 from soko_gym.engine.reach import new_stamps
 
 # indices into ``FrozenTables.counters``
@@ -35,11 +31,6 @@ FC_BUILT = 0  # reach tables built
 FC_HITS = 1  # reach tables found in the cache
 FC_EVICTED = 2  # cached tables overwritten by a colliding frozen set
 N_FROZEN_COUNTERS = 3
-
-# answers of ``locked_deadlock``
-LOCKED_NONE = 0
-LOCKED_OFF_GOAL = 1
-LOCKED_MATCHING = 2
 
 CACHE_BYTES = 32 << 20  # default cache: cache_reach stays under about this many bytes
 MIN_CACHE, MAX_CACHE = 16, 2048  # default cache size clamp (slots)
@@ -58,7 +49,6 @@ FrozenTables = namedtuple(
         "walls",  # int16[n_cells] -1, 0 under frozen boxes while a table is built
         "stamps",  # uint32[n_cells + 1] player fill scratch (new_stamps)
         "stack",  # int32[n_cells] player fill scratch
-        "fill",  # uint32[n_cells + 1] mark_locked_boxes' player fill stamps
         "states",  # uint8[4 * n_cells] pulled states of one target
         "queue",  # int32[4 * n_cells] pulled states to expand
         "parts",  # int8[4 * n_cells] pull_closure_parts' side partitions
@@ -112,7 +102,6 @@ def new_frozen_tables(board: Board, cache_size: int | None = None) -> FrozenTabl
         walls=np.full(n, -1, dtype=BOX_AT_DTYPE),
         stamps=new_stamps(board.cells),
         stack=np.zeros(n, dtype=SQUARE_DTYPE),
-        fill=np.zeros(n + 1, dtype=np.uint32),
         states=np.zeros(4 * n, dtype=np.uint8),
         queue=np.zeros(4 * n, dtype=SQUARE_DTYPE),
         parts=np.full(4 * n, -1, dtype=np.int8),
@@ -230,40 +219,14 @@ def _walls_matching(ft, box_pos, k):
     return bipartite_deadlock_marked(ft.cells, ft.goals, table, box_pos, ft.seen, ft.work)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def locked_deadlock(ft, box_pos, player, bipartite):
-    """``frozen_bipartite_deadlock`` on the locked boxes (``mark_locked_boxes``): LOCKED_*.
-
-    The locked boxes are a superset of the frozen ones, found with the player on ``player``:
-    LOCKED_OFF_GOAL when one is off a target; else, with ``bipartite`` and one on a target,
-    LOCKED_MATCHING when the other boxes cannot all reach distinct free targets with the
-    locked boxes as walls; else LOCKED_NONE. Both are deadlocks: no solution moves a locked
-    box.
-    """
-    if mark_locked_boxes(
-        ft.cells, ft.dead, box_pos, ft.offsets, player, ft.seen, ft.fill, ft.stack
-    ) == 0:  # fmt: skip
-        return LOCKED_NONE
-    k, _, off_goal = _collect_marked(ft, box_pos)
-    if off_goal > 0:
-        return LOCKED_OFF_GOAL
-    if bipartite and _walls_matching(ft, box_pos, k):
-        return LOCKED_MATCHING
-    return LOCKED_NONE
-
-
 __all__ = [
     "FC_BUILT",
     "FC_EVICTED",
     "FC_HITS",
     "N_FROZEN_COUNTERS",
-    "LOCKED_MATCHING",
-    "LOCKED_NONE",
-    "LOCKED_OFF_GOAL",
     "FrozenTables",
     "default_cache_size",
     "frozen_bipartite_deadlock",
     "frozen_reach_slot",
-    "locked_deadlock",
     "new_frozen_tables",
 ]

@@ -59,9 +59,7 @@ DL_RETROGRADE = 4
 DL_ROOM = 5
 DL_CORRAL = 6
 DL_LEARNED = 7  # a pattern learned from an earlier room or corral proof (planners.fess.learned)
-DL_EXHAUST = 8  # a bounded complete push search ran dry (soko_gym.engine.exhaust)
-DL_LOCKED = 9  # a box off goal that no push can ever move (lowerbound.mark_locked_boxes)
-N_DEADLOCK_KINDS = 10
+N_DEADLOCK_KINDS = 8
 
 
 MoveTables = namedtuple(

@@ -14,18 +14,13 @@ docstring of ``planners.fess.search``) is done here:
 - *Cells*: one per feature-space point reached (``cell_tab`` maps the packed features to a
   cell id); each active cell keeps its nodes in a skew heap threaded through the node rows
   (a node is in at most one heap, with at most one entry, keyed by its next move); the active
-  cells are visited round robin, the least-weight move of each expanded in turn. With
-  O_LAZY a new node enters its heap before its moves are generated, keyed by the cheapest
-  move it could have; popped, it gets its moves and goes back in (``_generate_late``).
-- *Node-level deadlock tests* on every new node: retrograde analysis, with O_LOCKED the
-  locked boxes (``lowerbound.mark_locked_boxes``: one off a target is a deadlock), bipartite
-  matching with frozen (with O_LOCKED: locked) boxes as walls, learned patterns, the room
-  deadlock search (its answers remembered by ``room_key`` in a direct-mapped memo), the
-  corral deadlock search and, with O_EXHAUST, the exhaustion test (a bounded complete push
-  search, ``soko_gym.engine.exhaust``); room and corral proofs become learned patterns.
-  With O_LAZY_TESTS a lazy node whose cell is open already is tested when its cell reaches
-  it, just before its moves are generated: a node found dead then would not have opened a
-  cell, so the cells are visited as if it had been tested at once.
+  cells are visited round robin, the least-weight move of each expanded in turn. A new node
+  enters its heap before its moves are generated, keyed by the cheapest move it could have;
+  popped, it gets its moves and goes back in (``_generate_late``).
+- *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
+  frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
+  ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
+  become learned patterns. Each room's search budget adapts to what its searches prove.
 """
 
 from __future__ import annotations
@@ -35,19 +30,12 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from planners._kernels.fess_frozen import (
-    LOCKED_MATCHING,
-    LOCKED_OFF_GOAL,
-    frozen_bipartite_deadlock,
-    locked_deadlock,
-)
+from planners._kernels.fess_frozen import frozen_bipartite_deadlock
 from planners._kernels.fess_learned import learned_add, match_learned
 from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
-    DL_EXHAUST,
     DL_LEARNED,
-    DL_LOCKED,
     DL_RETROGRADE,
     DL_ROOM,
     M_BOX,
@@ -79,12 +67,6 @@ from soko_gym.engine.corral import (
     corral_pi_sq_pushes,
     corral_status,
 )
-from soko_gym.engine.exhaust import (
-    EXHAUST_DEADLOCK,
-    EXHAUST_UNKNOWN,
-    exhaust_adaptive,
-    exhaust_deadlock,
-)
 
 # the move columns a node keeps in the pool (int16), in this order
 KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
@@ -101,17 +83,10 @@ O_PI_CORRALS = 5
 O_ROOM_AXIS = 6
 O_SEEDED = 7
 O_NODE_LIMIT = 8  # most nodes, -1 for none
-O_ADAPTIVE = 9  # each room's deadlock search budget adapts to what its searches prove
-O_DOMINATED = 10  # a child joins its parent's cell only when no feature of its own is better
-O_LAZY = 11  # a new node's moves are generated when its cell first reaches it, not at once
-O_LAZY_TESTS = 12  # with O_LAZY, a new node in an open cell is tested when reached (MS_UNTESTED)
-O_EXHAUST = 13  # exhaustion test budget (soko_gym.engine.exhaust) of a node opening a cell, 0 off
-O_EXHAUST_ALL = 14  # 1: the adaptive exhaustion test on the other new nodes too
-O_LOCKED = 15  # the frozen-box tests on the locked boxes (lowerbound.mark_locked_boxes)
-N_OPTS = 16
+O_DOMINATED = 9  # a child joins its parent's cell only when no feature of its own is better
+N_OPTS = 10
 
 MS_LAZY = -1  # ``mstart`` of a node whose moves are not generated yet
-MS_UNTESTED = -2  # the same, and its node-level deadlock tests not run yet either
 ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # FessTree.ctr
@@ -175,7 +150,7 @@ FessScratch = namedtuple(
         "memo_info",  # int64[cap] room * 2^32 + normalized player
         "memo_status",  # int8[cap] the answer, -1 for an empty slot
         "rng",  # uint64[1] xorshift state of the seeded tie-breaks
-        "room_budget",  # int64[n_rooms] each room's current search budget (O_ADAPTIVE)
+        "room_budget",  # int64[n_rooms] each room's current search budget (``_adapt``)
     ],
 )
 
@@ -220,7 +195,6 @@ DeadlockTables = namedtuple(
         "learned",  # LearnedTables: the patterns learned from room and corral proofs
         "frozen",  # FrozenTables: the bipartite test with frozen boxes as walls
         "corral",  # CorralTables of ``soko_gym.engine.corral`` (scratch and memo)
-        "exhaust",  # ExhaustTables of ``soko_gym.engine.exhaust`` (scratch, adaptive budget)
     ],
 )
 
@@ -501,9 +475,8 @@ def _room_test(t, sc, w, learned, player, dst):
         return w.memo_status[s] == ROOM_DEADLOCK
     limit = w.room_budget[room]
     status = room_deadlock(mt, sc, w.room, w.box_at, t.room_area[room], squares, player, limit)
-    if t.opts[O_ADAPTIVE]:
-        w.room_budget[room] = _adapt(limit, status == ROOM_UNKNOWN, status == ROOM_DEADLOCK,
-                                     np.int64(w.room.nodes.shape[0]))  # fmt: skip
+    w.room_budget[room] = _adapt(limit, status == ROOM_UNKNOWN, status == ROOM_DEADLOCK,
+                                 np.int64(w.room.nodes.shape[0]))  # fmt: skip
     w.memo_hash[s] = h
     w.memo_info[s] = info
     w.memo_status[s] = status
@@ -532,7 +505,7 @@ def _adapt(budget, ran_out, proved, cap):
 def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     """Node-level deadlock tests of the position in ``w``; returns the DL_* kind, or -1.
 
-    Not inlined: a new node (``_expand``) and a node tested late (``_generate_late``) call it.
+    Not inlined: ``_expand`` and the tests (through ``FessRun``) call it.
 
     ``dt``: ``DeadlockTables``. ``player``: the player's square; ``dst``: the moved box's
     square. ``node``: the position's node (-1 for none); the corral scratch is marked as
@@ -547,13 +520,7 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
         w.sub_box_at,
     ):  # fmt: skip
         return DL_RETROGRADE
-    if opts[O_LOCKED]:
-        locked = locked_deadlock(dt.frozen, w.box_pos, player, opts[O_FROZEN] != 0)
-        if locked == LOCKED_OFF_GOAL:
-            return DL_LOCKED
-        if locked == LOCKED_MATCHING:
-            return DL_BIPARTITE
-    elif opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
+    if opts[O_FROZEN] and frozen_bipartite_deadlock(dt.frozen, w.box_pos):
         return DL_BIPARTITE
     # the parent and its move generation saw the patterns stored before tree.lseen[parent]:
     # the player reaches the same region of a pattern's board as in the parent unless the
@@ -590,14 +557,6 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
                     w.proof[i] = corral.proof[i]
                 learned_add(learned, w.proof, np.int64(n), corral.out[OUT_PROOF_NORM])
             return DL_CORRAL
-    if node >= 0 and (opts[O_EXHAUST] > 0 or opts[O_EXHAUST_ALL]):
-        status = EXHAUST_UNKNOWN
-        if opts[O_EXHAUST] > 0 and not tree.cell_on[tree.cell[node]]:  # it would open a cell
-            status = exhaust_deadlock(dt.exhaust, w.box_pos, player, opts[O_EXHAUST])
-        elif opts[O_EXHAUST_ALL]:
-            status = exhaust_adaptive(dt.exhaust, w.box_pos, player)
-        if status == EXHAUST_DEADLOCK:
-            return DL_EXHAUST
     return -1
 
 
@@ -605,7 +564,7 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
 def generate_moves(t, sc, w, tree, dt, node):
     """Generate, order and store the moves of ``node`` (loaded); returns their count.
 
-    Not inlined: the root, eager and lazy generation call it, and each inlined copy would be
+    Not inlined: the root and the late generation call it, and each inlined copy would be
     compiled again (one call costs nothing beside the generation itself).
     """
     player = np.int64(tree.player[node])
@@ -722,10 +681,6 @@ def _expand(t, sc, w, tree, dt, node, j):
     if _is_solved(t, w):
         ctr[C_SOLVED] = child
         return S_SOLVED
-    if t.opts[O_LAZY] and t.opts[O_LAZY_TESTS] and tree.cell_on[c]:
-        tree.mstart[child] = MS_UNTESTED  # tested and generated when its cell reaches it
-        _push_node(tree, child)
-        return S_SLICE
     ctr[C_TESTED] += 1
     kind = node_deadlock(t, sc, w, tree, dt, child, np.int64(row[K_PLAYER]), dst)
     if kind >= 0:
@@ -733,39 +688,23 @@ def _expand(t, sc, w, tree, dt, node, j):
         tree.dead[child] = 1
         _close_move(tree, node)
         return S_SLICE
-    if t.opts[O_LAZY]:  # its moves when its cell reaches it (_generate_late)
-        tree.mstart[child] = MS_LAZY
-        tree.lseen[child] = dt.learned.count[0]  # the patterns its node test saw
-    elif generate_moves(t, sc, w, tree, dt, child) == 0:
-        _mark_dead(tree, child)
-        return S_SLICE
+    tree.mstart[child] = MS_LAZY  # its moves when its cell reaches it (_generate_late)
+    tree.lseen[child] = dt.learned.count[0]  # the patterns its node test saw
     _push_node(tree, child)
     return S_SLICE
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _generate_late(t, sc, w, tree, dt, node):
-    """Generate the moves of ``node`` (O_LAZY), popped from its cell; back in, or dead.
+    """Generate the moves of ``node``, popped from its cell; back in, or dead.
 
-    A node not tested yet (``MS_UNTESTED``) gets its node-level tests first. Otherwise the
-    patterns learned since its node test are tested first: its children's node tests
+    The patterns learned since its node test are tested first: its children's node tests
     skip every pattern its move generation saw (``node_deadlock``), which is sound only when
     the position itself holds none of them.
     """
     _load(tree, w, node)
     learned = dt.learned
-    if tree.mstart[node] == MS_UNTESTED:  # its node test, as _expand would have run it
-        tree.mstart[node] = MS_LAZY
-        player = np.int64(tree.player[node])
-        dst = np.int64(tree.box_pos[node, tree.moved[node, 0]])
-        tree.ctr[C_TESTED] += 1
-        kind = node_deadlock(t, sc, w, tree, dt, node, player, dst)
-        if kind >= 0:
-            sc.kinds[kind] += 1
-            _mark_dead(tree, node)
-            return
-        tree.lseen[node] = learned.count[0]  # the patterns its node test saw
-    elif t.opts[O_LEARNED] and learned.count[0] > tree.lseen[node]:
+    if t.opts[O_LEARNED] and learned.count[0] > tree.lseen[node]:
         if (
             match_learned(
                 learned,
@@ -786,7 +725,7 @@ def _generate_late(t, sc, w, tree, dt, node):
             return
     if generate_moves(t, sc, w, tree, dt, node) == 0:
         _mark_dead(tree, node)
-    else:  # back with its first move, in the place eager generation gives it
+    else:  # back in its cell, keyed by its first move
         _enter(tree, node)
 
 

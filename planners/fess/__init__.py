@@ -3,6 +3,7 @@
 Importing the package registers the ``fess`` planner (``planners.fess.search.FessPlanner``).
 """
 
+from planners.fess.options import FessOptions
 from planners.fess.search import FessPlanner
 
-__all__ = ["FessPlanner"]
+__all__ = ["FessOptions", "FessPlanner"]

@@ -7,8 +7,9 @@ itself (cells, transposition table, dead marking) is ``planners._kernels.fess_se
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -19,10 +20,8 @@ from planners._kernels.fess_moves import (
     DL_BIPARTITE,
     DL_CORRAL,
     DL_DEAD_SQUARE,
-    DL_EXHAUST,
     DL_FREEZE,
     DL_LEARNED,
-    DL_LOCKED,
     DL_PATTERN,
     DL_RETROGRADE,
     DL_ROOM,
@@ -48,16 +47,10 @@ from planners._kernels.fess_search import (
     N_CTR,
     N_KEEP,
     N_OPTS,
-    O_ADAPTIVE,
     O_CORRALS,
     O_DOMINATED,
-    O_EXHAUST,
-    O_EXHAUST_ALL,
     O_FROZEN,
-    O_LAZY,
-    O_LAZY_TESTS,
     O_LEARNED,
-    O_LOCKED,
     O_NODE_LIMIT,
     O_PI_CORRALS,
     O_RETROGRADE,
@@ -81,14 +74,15 @@ from planners.base import Outcome, Push
 from planners.fess.advisors import ADVISORS, Features
 from planners.fess.features import FeatureEvaluator
 from planners.fess.learned import LearnedPatterns
-from planners.fess.packing_plan import (
-    PackingPlan,
-    compute_packing_plan,
-    ranked_sinks,
-    target_basins,
-    unordered_plan,
-    walk_distance_from,
+from planners.fess.options import (
+    PLAN_FIRST_NODES,
+    PLAN_NODES,
+    PLAN_SECONDS,
+    PLAN_SINKS,
+    SINKLESS_NODES,
+    FessOptions,
 )
+from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
@@ -102,15 +96,9 @@ from soko_gym.engine.constants import (
 )
 from soko_gym.engine.corral import new_corral_tables
 from soko_gym.engine.distance import dead_sides
-from soko_gym.engine.exhaust import COUNT_EXPANDED as EX_EXPANDED
-from soko_gym.engine.exhaust import COUNT_SEARCHES as EX_SEARCHES
-from soko_gym.engine.exhaust import new_exhaust_tables
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
 from soko_gym.engine.step import box_paths
-
-if TYPE_CHECKING:
-    from planners.fess.search import FessPlanner
 
 DEADLOCK_NAMES = {
     DL_DEAD_SQUARE: "dead_square",
@@ -121,22 +109,11 @@ DEADLOCK_NAMES = {
     DL_ROOM: "room",
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
-    DL_EXHAUST: "exhaust",
-    DL_LOCKED: "locked",
 }
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
-_EXHAUST_BUDGET_MIN = 32  # ... and an adaptive exhaustion test
 _FIRST_NODES = 1 << 12  # first capacity of the tree (doubled as needed)
 _FIRST_MOVES = 1 << 16  # first capacity of the move pool
-
-
-def neutral_out_of_plan(value: bool | str, many_fed: bool) -> bool:
-    """Whether ``FessPlanner(out_of_plan=value)`` makes every floor square the basin.
-
-    ``many_fed``: the level has two or more fed sink rooms.
-    """
-    return value is False or (value == "fed" and many_fed)
 
 
 @dataclass(frozen=True)
@@ -163,8 +140,6 @@ class FessStats:
     tested_nodes: int = 0
     cells: int = 0
     pi_corral_nodes: int = 0
-    exhaust_searches: int = 0  # exhaustion tests run (``FessPlanner(exhaust=...)``)
-    exhaust_positions: int = 0  # positions they expanded, their cost
     advisor_hits: dict[str, int] = field(default_factory=lambda: {k: 0 for k in ADVISORS})
     deadlocks: dict[str, int] = field(
         default_factory=lambda: {name: 0 for name in DEADLOCK_NAMES.values()}
@@ -206,37 +181,40 @@ def path_pushes(
 class FessRun:
     """One FESS search: the level's tables and the kernels' state (``fess_search``)."""
 
-    def __init__(self, cfg: FessPlanner, board: Board, limits: SearchLimits, deadline):
+    def __init__(
+        self,
+        cfg: FessOptions,
+        board: Board,
+        limits: SearchLimits,
+        deadline: float | None,
+        stop_check: Callable[[], bool] | None = None,
+    ) -> None:
         self.cfg = cfg
         self.board = board
         self.limits = limits
         self.deadline = deadline
-        self.stopped = False  # the last run() ended because ``cfg.stop_check`` said so
+        self.stop_check = stop_check  # polled between slices: True stops the search
+        self.stopped = False  # the last run() ended because ``stop_check`` said so
         self.stats = FessStats()
         t0 = time.perf_counter()
         self.rooms = analyze_rooms(board)
-        plan_deadline = cfg.plan_seconds
+        plan_deadline = PLAN_SECONDS
         if deadline is not None:
             plan_deadline = min(plan_deadline, max(0.05, 0.2 * (deadline - t0)))
-        self.plan: PackingPlan
-        if cfg.plan == "unordered":
-            self.plan = unordered_plan(board)
-        else:
-            self.plan = compute_packing_plan(
-                board,
-                self.rooms,
-                max_nodes=cfg.plan_nodes,
-                first_nodes=cfg.plan_first_nodes,
-                sinkless_nodes=cfg.sinkless_nodes,
-                max_seconds=plan_deadline,
-                use_sink=cfg.plan in ("sink", "sinks"),
-                max_sinks=cfg.plan_sinks,
-                sinkless=cfg.sinkless,
-                sinks="all" if cfg.plan == "sinks" else "one",
-            )
-        if cfg.out_of_plan is not True and neutral_out_of_plan(
-            cfg.out_of_plan, len(ranked_sinks(board, self.rooms, target_basins(board))[0]) >= 2
-        ):  # every floor square in the basin: no box is out of plan
+        paper = cfg.sink_choice == "paper"
+        self.plan: PackingPlan = compute_packing_plan(
+            board,
+            self.rooms,
+            max_nodes=PLAN_NODES,
+            first_nodes=None if paper else PLAN_FIRST_NODES,
+            sinkless_nodes=SINKLESS_NODES,
+            max_seconds=plan_deadline,
+            use_sink=cfg.plan in ("sink", "sinks"),
+            max_sinks=1 if paper else PLAN_SINKS,
+            sinkless=cfg.sinkless,
+            sinks="all" if cfg.plan == "sinks" else "one",
+        )
+        if not cfg.out_of_plan:  # every floor square in the basin: no box is out of plan
             self.plan = replace(self.plan, basin=((board.cells & FLOOR) != 0).astype(np.uint8))
         self.stats.plan_seconds = time.perf_counter() - t0
         self.stats.plan_steps = self.plan.n_steps
@@ -265,7 +243,7 @@ class FessRun:
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
             self.features.hot, patterns.square_start, patterns.square_instance,
             patterns.instance_boxes,
-            np.array([1 if cfg.bipartite else 0], dtype=np.int64), board.zobrist,
+            np.array([1 if cfg.test("bipartite") else 0], dtype=np.int64), board.zobrist,
             border,
             room_areas(
                 self.rooms.room_id, self.rooms.passage_id, self.rooms.edges, board.offsets,
@@ -288,22 +266,16 @@ class FessRun:
             np.zeros(cap, dtype=np.bool_),
         )
         opts = np.zeros(N_OPTS, dtype=np.int64)
-        opts[O_RETROGRADE] = cfg.retrograde
-        opts[O_FROZEN] = cfg.bipartite
-        opts[O_LEARNED] = cfg.learned
-        opts[O_ROOMS] = cfg.room_deadlocks
-        opts[O_CORRALS] = cfg.corral_deadlocks
+        opts[O_RETROGRADE] = cfg.test("retrograde")
+        opts[O_FROZEN] = cfg.test("bipartite")
+        opts[O_LEARNED] = cfg.test("learned")
+        opts[O_ROOMS] = cfg.test("rooms")
+        opts[O_CORRALS] = cfg.test("corrals")
         opts[O_PI_CORRALS] = cfg.pi_corrals
         opts[O_ROOM_AXIS] = cfg.room_axis
         opts[O_SEEDED] = cfg.seed is not None
         opts[O_NODE_LIMIT] = -1 if limits.max_nodes is None else limits.max_nodes
-        opts[O_ADAPTIVE] = cfg.adaptive_budget
         opts[O_DOMINATED] = cfg.cells == "dominated"
-        opts[O_LAZY] = cfg.lazy
-        opts[O_LAZY_TESTS] = cfg.lazy_tests
-        opts[O_EXHAUST] = cfg.exhaust
-        opts[O_EXHAUST_ALL] = cfg.exhaust_all > 0
-        opts[O_LOCKED] = cfg.locked
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
@@ -332,23 +304,14 @@ class FessRun:
             room_budget=np.full(max(1, self.rooms.n_rooms), budget, dtype=np.int64),
         )  # fmt: skip
         self.corrals = new_corral_tables(
-            board, budget, memo=_MEMO_SIZE,
-            min_budget=min(budget, _CORRAL_BUDGET_MIN) if cfg.adaptive_budget else 0,
-            frozen_walls=cfg.frozen_walls,
-        )  # fmt: skip
+            board, budget, memo=_MEMO_SIZE, min_budget=min(budget, _CORRAL_BUDGET_MIN)
+        )
         self.frozen = new_frozen_tables(board)
-        self.learned = LearnedPatterns(board) if cfg.learned else None
+        self.learned = LearnedPatterns(board) if cfg.test("learned") else None
         self._learned_tables = (
             self.learned.tables if self.learned is not None else new_learned_tables(n, 1, 1)
         )
-        ex_all = max(1, cfg.exhaust_all)  # exhaust_adaptive's budget; exhaust is passed as is
-        self.exhaust = new_exhaust_tables(
-            board, ex_all, capacity=cfg.exhaust,
-            min_budget=min(ex_all, _EXHAUST_BUDGET_MIN) if cfg.adaptive_budget else 0,
-        )  # fmt: skip
-        self.deadlock_tables = DeadlockTables(
-            self._learned_tables, self.frozen, self.corrals, self.exhaust
-        )
+        self.deadlock_tables = DeadlockTables(self._learned_tables, self.frozen, self.corrals)
         self.tree = new_tree(nb, _FIRST_NODES, max(_FIRST_MOVES, 2 * cap))
 
     def _room_areas(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -466,7 +429,7 @@ class FessRun:
             if self.deadline is not None and time.perf_counter() > self.deadline:
                 return self._finish("timeout", t0, None)
             polls += 1
-            if self.cfg.stop_check is not None and polls & 3 == 0 and self.cfg.stop_check():
+            if self.stop_check is not None and polls & 3 == 0 and self.stop_check():
                 self.stopped = True  # a check may answer once (it consumes a queue)
                 return self._finish("timeout", t0, None)  # another worker solved it
             if self._used_bytes() > mem_budget:
@@ -549,8 +512,6 @@ class FessRun:
         st.tested_nodes = int(ctr[C_TESTED])
         st.cells = int(ctr[C_CELLS])
         st.pi_corral_nodes = int(ctr[C_PI_CORRAL_NODES])
-        st.exhaust_searches = int(self.exhaust.counters[EX_SEARCHES])
-        st.exhaust_positions = int(self.exhaust.counters[EX_EXPANDED])
         for a, name in enumerate(ADVISORS):
             st.advisor_hits[name] = int(ctr[C_ADVISOR + a])
         for kind, name in DEADLOCK_NAMES.items():
@@ -619,4 +580,4 @@ def grow_tree(tree: FessTree, nodes: int, moves: int) -> FessTree:
     return grown
 
 
-__all__ = ["DEADLOCK_NAMES", "FessRun", "FessStats", "NodeMoves", "neutral_out_of_plan"]
+__all__ = ["DEADLOCK_NAMES", "FessRun", "FessStats", "NodeMoves"]

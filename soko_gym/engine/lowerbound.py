@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from soko_gym.engine.constants import DIST_INF, FLOOR, GOAL
+from soko_gym.engine.constants import DIST_INF, GOAL
 from soko_gym.engine.deadlock import _blocked
 
 INFINITE_BOUND = 1 << 30  # bound of a position that no solution can finish (a deadlock)
@@ -267,91 +267,11 @@ def _new_mark(stamps):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _spread(cells, offsets, seen, mark, fill, m, stack, top):
-    """Grow the fill stamped ``m`` from the ``top`` squares on ``stack`` (marked boxes block)."""
-    while top > 0:
-        top -= 1
-        v = stack[top]
-        for d in range(4):
-            w = v + offsets[d]
-            if fill[w] != m and (cells[w] & FLOOR) and seen[w] != mark:
-                fill[w] = m
-                stack[top] = w
-                top += 1
-    return top
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def mark_locked_boxes(cells, dead, box_pos, offsets, player, seen, fill, stack):
-    """Mark the boxes that can never move again, given where the player can ever stand.
-
-    A box moves only when the player stands behind it. The *locked* boxes are the greatest
-    set L in which no box b has a direction d with: the square behind it, b - d, reachable
-    from ``player`` over floor squares holding no box of L (boxes outside L count as able to
-    move away), and the square ahead, b + d, a floor square that is neither a simple dead
-    square nor a box of L. Why none of them ever moves in a solution: the first to move would
-    need the player behind it, which it reaches only over squares free of L (all of L still
-    stands), and a free square ahead that is not dead (a box pushed onto a dead square never
-    reaches a goal). L contains ``mark_frozen_boxes``' set; beyond it, it holds boxes whose
-    only pushes start from squares the boxes of L wall off, such as the diagonal lines of
-    boxes that close off squares of a checkerboard or a corner ("closed diagonal"
-    deadlocks). Starts from every box and removes the movable ones until the set is stable;
-    a removed box's square joins the player's fill.
-
-    Args:
-        cells: uint8[n_cells] cell flags.
-        dead: uint8[n_cells] nonzero on simple dead squares.
-        box_pos: int32[n_boxes] square of each box.
-        offsets: int32[4] flat index step per direction.
-        player: the player's square.
-        seen: uint32[n_cells + 1] stamps as in ``mark_frozen_boxes``: on return a box square
-            ``sq`` is locked iff ``seen[sq] == seen[n_cells]``.
-        fill: uint32[n_cells + 1] stamps of the player's fill (``fill[n_cells]``: last mark).
-        stack: int32[n_cells] scratch.
-
-    Returns:
-        The number of locked boxes.
-    """
-    mark = _new_mark(seen)
-    m = _new_mark(fill)
-    for i in range(box_pos.shape[0]):
-        seen[box_pos[i]] = mark
-    fill[player] = m
-    stack[0] = player
-    _spread(cells, offsets, seen, mark, fill, m, stack, 1)
-    count = box_pos.shape[0]
-    changed = True
-    while changed:
-        changed = False
-        for i in range(box_pos.shape[0]):
-            box = box_pos[i]
-            if seen[box] != mark:
-                continue
-            for d in range(4):
-                o = offsets[d]
-                ahead = box + o
-                if (
-                    fill[box - o] == m
-                    and (cells[ahead] & FLOOR)
-                    and seen[ahead] != mark
-                    and dead[ahead] == 0
-                ):
-                    seen[box] = 0
-                    count -= 1
-                    fill[box] = m
-                    stack[0] = box
-                    _spread(cells, offsets, seen, mark, fill, m, stack, 1)
-                    changed = True
-                    break
-    return count
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def bipartite_deadlock_marked(cells, goals, goal_dist, box_pos, seen, work):
     """``bipartite_deadlock`` with the boxes marked in ``seen`` as the boxes that never move.
 
-    The marked set (``seen[sq] == seen[n_cells]``, as ``mark_frozen_boxes`` or
-    ``mark_locked_boxes`` leave it) replaces the frozen set: one off goal is a deadlock, one
+    The marked set (``seen[sq] == seen[n_cells]``, as ``mark_frozen_boxes`` leaves it)
+    replaces the frozen set: one off goal is a deadlock, one
     on a goal keeps it and leaves the matching. ``goal_dist`` may have the marked squares as
     walls (``planners._kernels.fess_frozen``), since no marked box is matched through it.
     """
@@ -524,10 +444,6 @@ def warmup_lowerbound(board) -> None:
     matching_bound_of(match)
     seen, scratch = new_bipartite_scratch(board.n_cells, board.n_boxes)
     mark_frozen_boxes(board.cells, board.dead, box_pos, board.offsets, seen)
-    fill, stack = np.zeros(board.n_cells + 1, dtype=np.uint32), np.zeros(board.n_cells, np.int32)
-    mark_locked_boxes(
-        board.cells, board.dead, box_pos, board.offsets, board.start_player, seen, fill, stack
-    )
     bipartite_deadlock_marked(board.cells, board.goals, board.goal_dist, box_pos, seen, scratch)
     args = (board.cells, board.dead, board.goals, board.goal_dist, box_pos, board.offsets)
     bipartite_deadlock(*args, seen, scratch)

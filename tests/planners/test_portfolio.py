@@ -2,17 +2,22 @@
 
 import json
 import multiprocessing
+from dataclasses import replace
 
 import pytest
 
 import planners
 from planners import SearchLimits
-from planners.fess.search import (
-    PORTFOLIO_FALLBACK_AFTER,
-    PORTFOLIO_PROBE_SECONDS,
-    PORTFOLIO_SINKS_SECONDS,
-    PORTFOLIO_VIA_SECONDS,
-    FessPlanner,
+from planners.fess.options import FessOptions
+from planners.fess.search import FessPlanner
+from planners.fess.stages import (
+    FED_SINKS,
+    MAIN,
+    NO_SINK_ROOM,
+    OTHER,
+    STAGED,
+    describe,
+    worker_plans,
 )
 from soko_gym.cli import main
 from soko_gym.levels import load_levels, verify
@@ -25,21 +30,18 @@ def test_fess_portfolio_returns_a_verified_solution_and_stops_its_workers():
     assert result.solved and verify(level, result.lurd).ok
     info = result.stats["portfolio"]
     assert info["workers"] == 2 and info["winner"] in (0, 1)
-    assert info["winner"] in info["finished"] and len(info["options"]) == 2
+    assert info["winner"] in info["finished"] and len(info["configs"]) == 2
+    assert [st["name"] for st in info["configs"][1]["stages"]] == [st.name for st in STAGED]
     # every worker process was stopped and joined (a fork server, if any, is no Process)
     assert set(multiprocessing.active_children()) <= before
 
 
 def test_fess_portfolio_sinks_stage_restarts_only_where_it_changes_the_plan():
-    # worker 1's stages as its planner builds them: a stage keeps what its fallback leaves
-    # unnamed, so the stage after "sinks" must name the paper's plan again
     from planners.fess.search import _same_search
 
-    probe = FessPlanner(**FessPlanner.portfolio_options(2, {})[1])
-    via = probe._with(probe.fallback)
-    sinks = via._with(via.fallback)
-    other = sinks._with(sinks.fallback)
-    assert via.via == "sinkless" and sinks.via is False and other.via is False
+    stages = dict((st.name, opts) for st, opts in worker_plans(2, {})[1].stages)
+    probe, via, sinks, other = (stages[n] for n in ("probe", "waypoint", "sinks", "other"))
+    assert via.via is True and sinks.via is False and other.via is False
     assert sinks.plan == "sinks" and other.plan == "sink"
     assert sinks.seed == probe.seed == 1 and via.seed is None
     two_fed = load_levels("xsokoban:66")[0].board  # two fed sink rooms: its own stage
@@ -58,86 +60,99 @@ def test_bad_worker_counts_and_planners_without_a_portfolio_are_refused():
             planners.solve(level, "fess", workers=workers)
 
 
+def test_fess_portfolio_runs_the_stage_table():
+    # each worker's planner runs exactly the table's stages, with the options worker_plans
+    # gives them: the table the docs print is the one the portfolio runs
+    for workers in (2, 3, 4):
+        pairs = zip(FessPlanner.portfolio(workers, {}), worker_plans(workers, {}), strict=True)
+        for i, (planner, plan) in enumerate(pairs):
+            table = MAIN if i == 0 else STAGED if i % 2 else OTHER
+            assert [st for st, _ in plan.stages] == list(table)
+            if len(plan.stages) > 1:
+                assert planner.stages == plan.stages
+            else:
+                assert planner.stages == () and planner.options == plan.stages[0][1]
+    assert [st.name for st in STAGED] == ["probe", "waypoint", "sinks", "other", "targets"]
+    # worker 1's stages before "targets" share worker 0's first minute
+    assert sum(st.seconds for st in STAGED if st.name != "waypoint" and st.seconds) == (
+        MAIN[0].seconds
+    )
+    assert [st.when for st in STAGED].count(NO_SINK_ROOM) == 1 and MAIN[1].when == FED_SINKS
+    # one worker: the plain search, no stages
+    (alone,) = worker_plans(1, {"seed": 3})
+    assert [(st.name, st.seconds) for st, _ in alone.stages] == [("main", None)]
+    assert alone.stages[0][1] == FessOptions(seed=3)
+
+
 def test_fess_portfolio_options_keep_the_callers_options():
-    configs = FessPlanner.portfolio_options(4, {"seed": 7})
+    plans = worker_plans(4, {"seed": 7})
     # worker 0: the caller's search; after the minute, on levels with several fed sink
-    # rooms, again with the out-of-plan axis neutral (item 46)
-    assert len(configs) == 4 and configs[0] == {
-        "seed": 7,
-        "fallback": {"out_of_plan": "fed"},
-        "fallback_after": PORTFOLIO_FALLBACK_AFTER,
+    # rooms, again with the out-of-plan axis neutral
+    (main_, basin_off) = plans[0].stages
+    assert main_[1] == FessOptions(seed=7) and basin_off[1] == FessOptions(
+        seed=7, out_of_plan=False
+    )
+    assert [p.stages[0][1].seed for p in plans] == [7, 8, 9, 10]  # no two workers alike
+    one = dict((st.name, o) for st, o in plans[1].stages)
+    assert one["probe"] == FessOptions(seed=8, pi_corrals=False, sinkless="unordered")
+    assert one["waypoint"].seed == 8  # a caller's seed holds; without one, board order
+    assert dict((st.name, o) for st, o in worker_plans(2, {})[1].stages)["waypoint"].seed is None
+    assert one["other"] == FessOptions(
+        seed=8, pi_corrals=False, sinkless="unordered", room_axis=False,
+        sink_choice="paper", cells="lexicographic",
+    )  # fmt: skip
+    assert one["targets"] == FessOptions(
+        seed=8, plan="targets", sinkless="unordered", room_axis=False,
+        sink_choice="paper", cells="lexicographic",
+    )  # fmt: skip
+    # worker 2: the "other" configuration alone; worker 3 repeats worker 1 with its seed
+    assert [(st.name, o) for st, o in plans[2].stages] == [("other", replace(one["other"], seed=9))]
+    assert [(st.name, replace(o, seed=None)) for st, o in plans[3].stages] == [
+        (st.name, replace(o, seed=None)) for st, o in plans[1].stages
+    ]
+    # a caller's field holds for every stage; a caller's plan drops the targets stage, its
+    # via the waypoint stage, its out_of_plan worker 0's second stage
+    fixed = {
+        "room_axis": False,
+        "sinkless": "ordered",
+        "pi_corrals": True,
+        "cells": "lexicographic",
     }
-    for own in ({"out_of_plan": True}, {"fallback": {"cells": "lexicographic"}}):
-        assert FessPlanner.portfolio_options(2, own)[0] == own
-    assert [c["seed"] for c in configs] == [7, 8, 9, 10]  # no two workers search alike
-    # worker 1, first stage: worker 0's search without PI-corral pruning, for a short probe
-    one = configs[1]
-    assert one["pi_corrals"] is False and "room_axis" not in one and "cells" not in one
-    assert one["fallback_after"] == PORTFOLIO_PROBE_SECONDS
-    # second stage, on levels without a sink room: the search through a waypoint
-    via = one["fallback"]
-    assert via["via"] == "sinkless" and via["fallback_after"] == PORTFOLIO_VIA_SECONDS
-    assert "seed" not in via and via["sinkless"] == "ordered"  # a caller's seed holds
-    assert FessPlanner.portfolio_options(2, {})[1]["fallback"]["seed"] is None
-    # third stage: the other feature space and cell rule with every fed sink room at once
-    sinks = via["fallback"]
-    assert sinks["via"] is False and sinks["seed"] == 8  # the stage's own options back
-    assert sinks["plan"] == "sinks" and sinks["fallback_after"] == PORTFOLIO_SINKS_SECONDS
-    assert sinks["room_axis"] is False and sinks["pi_corrals"] is False
-    # fourth stage: the same with the paper's sink room, until the minute is up
-    third = sinks["fallback"]
-    assert third["room_axis"] is False and third["plan_sinks"] == 1 and third["plan"] == "sink"
-    assert third["cells"] == "lexicographic" and third["pi_corrals"] is False
-    assert (
-        PORTFOLIO_PROBE_SECONDS + PORTFOLIO_SINKS_SECONDS + third["fallback_after"]
-        == PORTFOLIO_FALLBACK_AFTER
-    )
-    # fifth stage: the targets plan with PI-corral pruning
-    assert third["fallback"] == {"plan": "targets", "pi_corrals": True}
-    # worker 2: the third stage's configuration alone; worker 3 repeats worker 1
-    assert "fallback" not in configs[2]
-    assert {k: v for k, v in configs[2].items() if k != "seed"} == {
-        k: v for k, v in third.items() if "fallback" not in k and k != "plan"
-    }
-    assert _unseeded(configs[3]) == _unseeded(one)
-    # a caller's plan drops the targets stage; a caller's fallback replaces the stages
-    planned = FessPlanner.portfolio_options(2, {"plan": "unordered"})[1]["fallback"]["fallback"]
-    assert "fallback" not in planned and "plan" not in planned
-    # a caller's via drops the waypoint stage, and holds for every worker
-    own_via = FessPlanner.portfolio_options(2, {"via": True})
-    assert own_via[1]["fallback"]["plan"] == "sinks"
-    assert all(c["via"] is True for c in own_via)
-    own = FessPlanner.portfolio_options(2, {"fallback": {"plan": "targets"}})[1]
-    assert own["fallback"] == {"plan": "targets"} and own["cells"] == "lexicographic"
-    fixed = FessPlanner.portfolio_options(
-        3,
-        {
-            "room_axis": False,
-            "plan_sinks": 2,
-            "sinkless": "ordered",
-            "pi_corrals": True,
-            "cells": "lexicographic",
-        },
-    )
-    assert all(
-        c["room_axis"] is False
-        and c["plan_sinks"] == 2
-        and c["sinkless"] == "ordered"
-        and c["pi_corrals"] is True
-        and c["cells"] == "lexicographic"
-        for c in fixed
-    )
-    assert len({c["seed"] for c in fixed[1:]}) == 2
-    for config in configs:
-        FessPlanner(**config)  # every configuration is a valid planner
+    for plan in worker_plans(3, fixed):
+        for _, o in plan.stages:
+            assert (o.room_axis, o.sinkless, o.pi_corrals, o.cells) == (
+                False, "ordered", True, "lexicographic",
+            )  # fmt: skip
+    assert "targets" not in [st.name for st, _ in worker_plans(2, {"plan": "sinks"})[1].stages]
+    own_via = worker_plans(2, {"via": True})
+    assert "waypoint" not in [st.name for st, _ in own_via[1].stages]
+    assert all(o.via for p in own_via for _, o in p.stages)
+    assert [st.name for st, _ in worker_plans(2, {"out_of_plan": True})[0].stages] == ["main"]
+    with pytest.raises(ValueError, match="fallback"):
+        worker_plans(2, {"fallback": {"plan": "targets"}})
+    with pytest.raises(ValueError, match="cells"):
+        FessPlanner.portfolio(2, {"cells": "pareto"})
 
 
-def _unseeded(config):
-    """A worker's stages without their seeds (workers differ only there)."""
-    out = {k: v for k, v in config.items() if k != "seed"}
-    if isinstance(out.get("fallback"), dict):
-        out["fallback"] = _unseeded(out["fallback"])
-    return out
+def test_describe_prints_the_stage_table(capsys):
+    text = describe(2)
+    for st in (*MAIN, *STAGED):
+        assert f"| {st.name} |" in text
+    assert "| 1 | waypoint | 15 | no sink room | " in text
+    assert main(["planners", "--describe", "fess"]) == 0
+    out = capsys.readouterr().out
+    assert text in out and "--fess-sink-choice" in out
+    assert main(["planners", "--describe", "nowhere"]) == 2
+
+
+def test_the_docs_hold_the_stage_table_and_every_option():
+    import dataclasses
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "fess.md").read_text()
+    assert describe(2) in doc  # regenerate docs/fess.md's table when the stages change
+    for f in dataclasses.fields(FessOptions):
+        assert f"| `{f.name}` |" in doc, f.name
 
 
 def test_soko_solve_workers_writes_a_verified_record(tmp_path, capsys):
@@ -169,13 +184,13 @@ def test_stop_check_ends_a_fess_search_early():
 def test_fess_worker_0_with_its_stages_stops_at_a_check_that_says_so_once():
     # the portfolio's check takes the winner's report off a queue, so asking again says
     # no: a stage must not ask twice and then search on to the time limit
-    planner = FessPlanner(**FessPlanner.portfolio_options(2, {})[0])
-    assert planner.fallback is not None
+    planner = FessPlanner.portfolio(2, {})[0]
+    assert len(planner.stages) == 2
     calls = []
     planner.stop_check = lambda: calls.append(1) or len(calls) == 2
     result = planner.solve(load_levels("xsokoban:29")[0], SearchLimits(max_seconds=60))
     assert result.status == "timeout" and len(calls) == 2
-    assert "fallback" not in result.stats  # no later stage started
+    assert [st["name"] for st in result.stats["stages"]] == ["main"]  # no later stage started
 
 
 def test_fess_portfolio_worker_0_stops_once_worker_1_has_solved():
@@ -200,22 +215,13 @@ def test_fess_portfolio_worker_0_stops_once_worker_1_has_solved():
 
 
 def test_fess_portfolio_worker_0_restarts_without_the_out_of_plan_axis_only_where_it_changes():
-    # XSokoban 29 has two fed sink rooms: "fed" makes its basin every floor square, a new
-    # search; XSokoban 1 has one: the same search, so worker 0 goes on with its tree
-    from planners.fess.search import _same_search
+    # XSokoban 29 has two fed sink rooms: worker 0's second stage makes its basin every floor
+    # square, a new search; XSokoban 1 has one: the stage does not run, the search goes on
+    from planners.fess.search import _same_search, _sink_rooms
 
-    worker0 = FessPlanner(**FessPlanner.portfolio_options(2, {})[0])
-    later = worker0._with(worker0.fallback)
-    assert later.out_of_plan == "fed" and later.fallback is None
+    (first, _), (later, opts) = worker_plans(2, {})[0].stages
+    assert later.when == FED_SINKS and opts.out_of_plan is False
     two = load_levels("xsokoban:29")[0].board
     one = load_levels("xsokoban:1")[0].board
-    assert not _same_search(worker0, later, two) and _same_search(worker0, later, one)
-
-
-def test_fess_portfolio_locked_boxes_are_off_unless_the_caller_turns_them_on():
-    for config in FessPlanner.portfolio_options(3, {}):
-        stage = FessPlanner(**config)
-        while stage is not None:
-            assert stage.locked is False
-            stage = stage._with(stage.fallback) if stage.fallback else None
-    assert all(c["locked"] is True for c in FessPlanner.portfolio_options(3, {"locked": True}))
+    assert len(_sink_rooms(two)[0]) >= 2 and len(_sink_rooms(one)[0]) == 1
+    assert not _same_search(FessOptions(), opts, two)

@@ -162,13 +162,13 @@ def _python_picks(run, node, moves):
 def test_ordering_kernel_picks_what_the_python_advisors_pick(selection):
     import planners
     from planners import SearchLimits
+    from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
-    from planners.fess.search import FessPlanner
     from soko_gym.levels import verify
 
     level = soko_gym.load_levels(selection)[0]
     lurd = planners.solve(level, "astar", SearchLimits(max_seconds=60)).lurd
-    run = FessRun(FessPlanner(pi_corrals=False), level.board, SearchLimits(), None)
+    run = FessRun(FessOptions(pi_corrals=False), level.board, SearchLimits(), None)
     checked = 0
     pushes = [i for i, c in enumerate(lurd) if c.isupper()]
     for i in [-1, *pushes[:: max(1, len(pushes) // 8)]]:  # start and positions on the path

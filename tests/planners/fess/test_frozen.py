@@ -231,36 +231,3 @@ def test_reach_table_equals_a_pull_closure_per_target(spec):
             pull_closure(board.cells, walls, board.offsets, int(goal), stamps, stack, seen, queue)
             reached = seen.reshape(n, 4).any(axis=1)
             assert np.array_equal(table[g] == 0, reached), (spec, k, g)
-
-
-@pytest.mark.parametrize("selection", ["xsokoban:1", "microban:60", "microban:100"])
-def test_locked_deadlock__never_calls_a_position_of_a_solution_dead(selection):
-    from planners._kernels.fess_frozen import LOCKED_NONE, locked_deadlock
-
-    level = load_levels(selection)[0]
-    known = planners.solve(level, "fess", SearchLimits(max_nodes=200_000))
-    assert known.solved
-    ft = new_frozen_tables(level.board)
-    for i, ch in enumerate(known.lurd):
-        if ch.isupper():
-            state = verify(level, known.lurd[: i + 1]).state
-            pos = state.box_pos.astype(np.int32)
-            answer = locked_deadlock(ft, pos, np.int64(state.player), True)
-            assert answer == LOCKED_NONE, (selection, i)
-
-
-def test_locked_deadlock__sees_boxes_walled_off_from_their_pushes():
-    from planners._kernels.fess_frozen import LOCKED_OFF_GOAL, locked_deadlock
-
-    # two boxes that can only be pushed onto dead squares, or from the squares they shut off
-    xsb = "####\n#. ##\n#.  #\n#. $#\n##  ###\n # @  #\n #$$  #\n #  ###\n ####"
-    board, pos = _start(xsb)
-    ft = new_frozen_tables(board)
-    assert not frozen_bipartite_deadlock(ft, pos)  # no box is frozen
-    assert locked_deadlock(ft, pos, np.int64(board.start_player), True) == LOCKED_OFF_GOAL
-    assert planners.solve(xsb, "bfs").status == "unsolvable"
-    # in a search: Microban 1 meets such a position on the way to its solution
-    limits = SearchLimits(max_nodes=10_000)
-    result = planners.solve(load_levels("microban:1")[0], "fess", limits, locked=True)
-    assert result.solved
-    assert result.stats["deadlocks"]["locked"] >= 1

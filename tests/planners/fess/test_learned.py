@@ -14,8 +14,8 @@ from planners._kernels.fess_learned import (
 from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
 from planners._kernels.fess_search import C_NODES
 from planners.fess.learned import LearnedPatterns
+from planners.fess.options import FessOptions
 from planners.fess.run import FessRun
-from planners.fess.search import FessPlanner
 from soko_gym.engine.board import State
 from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
 from soko_gym.engine.reach import new_stamps, reach_player
@@ -82,7 +82,7 @@ def test_learned_patterns_never_prune_a_position_on_a_solution_path():
     levels = [microban[i - 1] for i in (3, 18, 26, 35, 36, 42, 57, 60)]
     learned_total = 0
     for level in levels + load_levels("xsokoban:1"):
-        run = FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=3000), None)
+        run = FessRun(FessOptions(), level.board, SearchLimits(max_nodes=3000), None)
         run.run()
         learned = run.learned
         learned_total += len(learned)
@@ -99,10 +99,15 @@ def test_learned_patterns_never_prune_a_position_on_a_solution_path():
 
 def test_fess_learns_patterns_and_can_do_without_them():
     level = load_levels("xsokoban:15")[0]
-    run = FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=4000), None)
+    run = FessRun(FessOptions(), level.board, SearchLimits(max_nodes=4000), None)
     out = run.run()
     assert len(run.learned) > 0 and out.stats["deadlocks"]["learned"] > 0
-    run = FessRun(FessPlanner(learned=False), level.board, SearchLimits(max_nodes=500), None)
+    run = FessRun(
+        FessOptions(deadlocks=("bipartite", "retrograde", "rooms", "corrals")),
+        level.board,
+        SearchLimits(max_nodes=500),
+        None,
+    )
     out = run.run()
     assert run.learned is None and out.stats["deadlocks"]["learned"] == 0
 
@@ -112,7 +117,7 @@ def test_the_move_generator_drops_moves_that_complete_a_learned_pattern():
     level = Level.from_xsb(CORRAL_DEAD.replace("# @  $ $.#", "# @ $  $.#"))
     board = level.board
     door, inner, spare = board.square(3, 5), board.square(3, 7), board.square(2, 2)
-    run = FessRun(FessPlanner(), board, SearchLimits(), None)
+    run = FessRun(FessOptions(), board, SearchLimits(), None)
     run.learned.add(*_proof(board, _state(board, [door, inner, spare], board.start_player)))
     pos = board.start_boxes.astype(np.int32).copy()
     run._load(pos)
@@ -180,7 +185,7 @@ def test_no_expanded_position_contains_a_pattern_its_moves_were_checked_against(
     checked = 0
     for spec in ("xsokoban:15", "microban4:34"):
         level = load_levels(spec)[0]
-        run = FessRun(FessPlanner(), level.board, SearchLimits(max_nodes=3000), None)
+        run = FessRun(FessOptions(), level.board, SearchLimits(max_nodes=3000), None)
         run.run()
         tree, learned = run.tree, run.learned
         count = learned.tables.count

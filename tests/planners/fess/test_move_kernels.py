@@ -195,12 +195,12 @@ def test_the_feature_cache_gives_the_moves_a_fresh_generator_gives():
     # answered from the feature cache) and once per position with a fresh scratch
     from planners import SearchLimits
     from planners._kernels.fess_moves import push_moves
+    from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
-    from planners.fess.search import FessPlanner
 
     for level in load_levels("xsokoban:1") + load_levels("microban:60"):
         b = level.board
-        run = FessRun(FessPlanner(), b, SearchLimits(max_nodes=300), None)
+        run = FessRun(FessOptions(), b, SearchLimits(max_nodes=300), None)
         run.run()
         positions = run.positions()[:150]
         shared = new_move_scratch(b.cells, b.n_boxes, run.rooms.n_rooms, cache_bits=12)
@@ -233,13 +233,13 @@ def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives
         M_ROOMS,
     )  # fmt: skip
     from planners.fess.features import FeatureEvaluator
+    from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
-    from planners.fess.search import FessPlanner
     from soko_gym.engine.board import State
 
     level = load_levels(selection)[0]
     b = level.board
-    run = FessRun(FessPlanner(pi_corrals=False), b, SearchLimits(max_nodes=400), None)
+    run = FessRun(FessOptions(pi_corrals=False), b, SearchLimits(max_nodes=400), None)
     run.run()
     ev = FeatureEvaluator(b, run.rooms, run.features.hot)
     stamps, stack = new_stamps(b.cells), np.zeros(b.n_cells, dtype=np.int32)

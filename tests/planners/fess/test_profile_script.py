@@ -18,20 +18,19 @@ def profile_row(options: str) -> dict[str, str]:
     return dict(zip(head, row, strict=True))
 
 
-def test_fess_profile__the_exhaustion_test_has_a_share_only_when_the_run_uses_it():
-    off = profile_row("{}")
-    on = profile_row('{"exhaust_all": 64, "corral_deadlocks": false}')
-    assert off["exhaust"] == "0%" and on["exhaust"] != "0%"
-    assert "exhaust" in on["deadlocks found"] and "exhaust" not in off["deadlocks found"]
-    assert on["corral"] == "0%" and off["corral"] != "0%"  # a test turned off gets no share
+def test_fess_profile__a_test_has_a_share_only_when_the_run_uses_it():
+    on = profile_row("{}")
+    off = profile_row('{"deadlocks": ["bipartite", "retrograde", "corrals", "learned"]}')
+    assert on["room"] != "0%" and off["room"] == "0%"  # a test turned off gets no share
+    assert "room " in on["deadlocks found"] and "room " not in off["deadlocks found"]
     for row in (off, on):
         parts = ("moves", "order", "retrograde", "frozen", "learned", "room", "corral")
-        total = sum(int(row[c].rstrip("%")) for c in (*parts, "exhaust", "loop"))
+        total = sum(int(row[c].rstrip("%")) for c in (*parts, "loop"))
         assert 95 <= total <= 105  # shares of the search time, rounded
 
 
 def test_fess_profile__bad_options_exit_2_naming_the_flag():
     argv = [sys.executable, "benchmarks/fess_profile.py", "xsokoban", "29", "--options"]
-    for bad in ('{"exhaust": -1}', "[1]", "{"):
+    for bad in ('{"deadlock_budget": 100}', '{"exhaust": 64}', "[1]", "{"):
         done = subprocess.run([*argv, bad], cwd=ROOT, capture_output=True, text=True)
         assert done.returncode == 2 and "--options" in done.stderr

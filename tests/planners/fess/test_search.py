@@ -10,9 +10,11 @@ from planners._kernels.fess_moves import (
     DL_ROOM,
 )
 from planners._kernels.fess_search import C_NODES, K_DST, K_SRC
+from planners.fess.options import FessOptions
 from planners.fess.packing_plan import compute_packing_plan
 from planners.fess.run import FessRun
 from planners.fess.search import FessPlanner
+from planners.fess.stages import Stage
 from soko_gym.engine.constants import FLOOR
 from soko_gym.levels import Level, load_levels, verify
 
@@ -41,9 +43,7 @@ def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
     assert sum(s["advisor_hits"].values()) > 0
     assert set(s["deadlocks"]) == {
         "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral", "learned",
-        "exhaust", "locked",
     }  # fmt: skip
-    assert s["exhaust_searches"] == s["exhaust_positions"] == 0  # off by default
     assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
     assert s["sink_room"] >= 0 and s["plan_complete"]
 
@@ -95,44 +95,6 @@ def test_the_tree_grows_without_changing_the_search(monkeypatch):
     assert solved.solved and verify(load_levels("microban:20")[0], solved.lurd).ok
 
 
-def test_lazy_generation_expands_what_eager_generation_expands_in_the_same_order():
-    # a new position's moves are generated when its cell first reaches it: without learned
-    # patterns (whose store grows in between) the search is the eager one move for move, and
-    # the positions no cell reached never had their moves generated
-    for spec in ("xsokoban:15", "microban4:34", "sasquatch:40"):
-        level = load_levels(spec)[0]
-        limits = SearchLimits(max_nodes=4000)  # no clock: a cold cache compiles inside it
-        eager = planners.solve(level, "fess", limits, lazy=False, learned=False)
-        lazy = planners.solve(level, "fess", limits, learned=False, lazy_tests=False)
-        assert (lazy.status, lazy.lurd) == (eager.status, eager.lurd), spec
-        for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
-            assert lazy.stats[key] == eager.stats[key], (spec, key)
-        assert lazy.stats["generated_nodes"] < eager.stats["generated_nodes"], spec
-        if lazy.solved:
-            assert verify(level, lazy.lurd).ok
-
-
-def test_lazy_tests_visit_cells_as_tests_at_once_do():
-    # a new position in an open cell is tested when its cell reaches it: one that a test kills
-    # then was never going to open a cell, so without learned patterns or adaptive budgets
-    # (whose state depends on when tests run) the search is move for move the same, and the
-    # positions never reached are never tested
-    for spec in ("xsokoban:15", "microban4:34", "sasquatch:40"):
-        level = load_levels(spec)[0]
-        limits = SearchLimits(max_nodes=4000)  # no clock: a cold cache compiles inside it
-        fixed = {"learned": False, "adaptive_budget": False}
-        at_once = planners.solve(level, "fess", limits, lazy_tests=False, **fixed)
-        late = planners.solve(level, "fess", limits, lazy_tests=True, **fixed)
-        assert (late.status, late.lurd) == (at_once.status, at_once.lurd), spec
-        for key in ("nodes", "expanded_moves", "transpositions", "cells", "advisor_hits"):
-            assert late.stats[key] == at_once.stats[key], (spec, key)
-        found, found_at_once = late.stats["deadlocks"], at_once.stats["deadlocks"]
-        assert all(found[k] <= found_at_once[k] for k in found), spec
-        assert sum(found.values()) < sum(found_at_once.values()), spec  # fewer tests ran
-        if late.solved:
-            assert verify(level, late.lurd).ok
-
-
 def test_weights_and_advisors_are_options():
     level = load_levels("microban:3")[0]
     assert solve(level, advisor_weight=1, move_weight=100).solved
@@ -149,14 +111,14 @@ def test_weights_and_advisors_are_options():
     "options",
     [
         {"plan": "targets"},
-        {"plan": "unordered"},
+        {"plan": "sinks"},
         {"sinkless": "unordered"},
-        {"adaptive_budget": False},
         {"room_axis": False},
         {"deadlock_budget": 256},
-        {"plan_sinks": 1},
+        {"sink_choice": "paper"},
         {"seed": 3},
-        {"cells": "dominated"},
+        {"cells": "lexicographic"},
+        {"deadlocks": ()},
     ],
 )
 def test_search_variants_solve_and_verify(options):
@@ -165,55 +127,13 @@ def test_search_variants_solve_and_verify(options):
         assert result.solved and verify(level, result.lurd).ok, (level.title, options)
 
 
-def test_frozen_walls_take_second_looks_and_the_search_still_solves():
-    # XSokoban 25 (19 boxes) has corrals too large to search: with the option on they get a
-    # second look with frozen boxes as walls; off (the default) the corral tables never do
-    from soko_gym.engine.corral import COUNT_FROZEN_LOOKS, PARAM_FROZEN_WALLS
-
-    level = load_levels("xsokoban:25")[0]
-    looks = {}
-    for on in (True, False):
-        limits = SearchLimits(max_nodes=50_000)
-        run = FessRun(FessPlanner(frozen_walls=on), level.board, limits, None)
-        out = run.run()
-        assert out.status == "solved"
-        assert run.corrals.params[PARAM_FROZEN_WALLS] == int(on)
-        looks[on] = int(run.corrals.counters[COUNT_FROZEN_LOOKS])
-    assert looks[True] > 0 and looks[False] == 0
-    result = solve(level, frozen_walls=True)
-    assert result.solved and verify(level, result.lurd).ok
-
-
-def test_exhaustion_test_proves_positions_dead_and_the_search_still_solves():
-    # on XSokoban 29 most positions that would open a cell are dead with a small proof (the
-    # player shut in by a packed target row); the test catches them, and off it never runs
-    from soko_gym.engine.exhaust import COUNT_PROVED, COUNT_SEARCHES
-
-    level = load_levels("xsokoban:29")[0]
-    limits = SearchLimits(max_nodes=20_000)
-    run = FessRun(FessPlanner(exhaust=1024, exhaust_all=64), level.board, limits, None)
-    out = run.run()
-    counters = run.exhaust.counters
-    assert counters[COUNT_PROVED] > 100 and counters[COUNT_SEARCHES] > counters[COUNT_PROVED]
-    assert out.stats["deadlocks"]["exhaust"] == counters[COUNT_PROVED]
-    assert out.stats["exhaust_searches"] == counters[COUNT_SEARCHES]
-    off = FessRun(FessPlanner(), level.board, limits, None)
-    off.run()
-    assert off.exhaust.counters[COUNT_SEARCHES] == 0
-    for selection in ("xsokoban:1", "microban:60", "sasquatch:19"):
-        level = load_levels(selection)[0]
-        result = solve(level, exhaust=4096, exhaust_all=256)
-        assert result.solved and verify(level, result.lurd).ok, selection
-        assert result.stats["exhaust_searches"] > 0
-
-
 def test_out_of_plan_off_makes_every_box_in_plan_and_still_solves():
     # XSokoban 29's sink basin holds the bottom corridor, not the top area: the boxes up
     # there start out of plan; with the axis off no box ever is, and the plan is the same
     level = load_levels("xsokoban:29")[0]
     limits = SearchLimits(max_nodes=2_000)
-    on = FessRun(FessPlanner(), level.board, limits, None)
-    off = FessRun(FessPlanner(out_of_plan=False), level.board, limits, None)
+    on = FessRun(FessOptions(), level.board, limits, None)
+    off = FessRun(FessOptions(out_of_plan=False), level.board, limits, None)
     floor = (level.board.cells & FLOOR) != 0
     assert np.array_equal(off.plan.basin.astype(bool), floor)
     assert np.array_equal(off.plan.dst, on.plan.dst) and np.array_equal(off.plan.src, on.plan.src)
@@ -227,16 +147,7 @@ def test_out_of_plan_off_makes_every_box_in_plan_and_still_solves():
         level = load_levels(selection)[0]
         result = solve(level, out_of_plan=False)
         assert result.solved and verify(level, result.lurd).ok, selection
-    # "fed": neutral where two or more sink rooms feed the targets (XSokoban 29), else as True
-    fed29 = FessRun(
-        FessPlanner(out_of_plan="fed"), load_levels("xsokoban:29")[0].board, limits, None
-    )
-    assert np.array_equal(fed29.plan.basin, off.plan.basin)
-    one = load_levels("xsokoban:1")[0].board
-    fed1 = FessRun(FessPlanner(out_of_plan="fed"), one, limits, None)
-    assert np.array_equal(fed1.plan.basin, FessRun(FessPlanner(), one, limits, None).plan.basin)
-    assert not fed1.plan.basin.all()
-    for bad in ("yes", 1, 0, None):
+    for bad in ("yes", 1, 0, None, "fed"):
         with pytest.raises(ValueError, match="out_of_plan"):
             FessPlanner(out_of_plan=bad)
 
@@ -247,18 +158,21 @@ def test_bad_variant_options_are_refused():
     for budget in (0, 100, 8, True, 256.0):
         with pytest.raises(ValueError, match="deadlock_budget"):
             planners.get_planner("fess", deadlock_budget=budget)
-    for sinks in (0, -1, True, 2.0):
-        with pytest.raises(ValueError, match="plan_sinks"):
-            planners.get_planner("fess", plan_sinks=sinks)
+    for choice in ("all", 1, None):
+        with pytest.raises(ValueError, match="sink_choice"):
+            planners.get_planner("fess", sink_choice=choice)
     with pytest.raises(ValueError, match="cells"):
         planners.get_planner("fess", cells="pareto")
-    for value in (1, "yes", None):
-        with pytest.raises(ValueError, match="locked"):
-            planners.get_planner("fess", locked=value)
-    for name in ("exhaust", "exhaust_all"):
-        for budget in (-1, True, 64.0):
-            with pytest.raises(ValueError, match=name):
-                planners.get_planner("fess", **{name: budget})
+    for tests in ("rooms", ("rooms", "locked"), None):
+        with pytest.raises(ValueError, match="deadlocks"):
+            planners.get_planner("fess", deadlocks=tests)
+    for seed in (1.5, "3", True):
+        with pytest.raises(ValueError, match="seed"):
+            planners.get_planner("fess", seed=seed)
+    # the options of earlier versions that measured worse are gone, by name
+    for old in ("locked", "exhaust", "frozen_walls", "lazy", "fallback", "plan_sinks"):
+        with pytest.raises(ValueError, match=old):
+            planners.get_planner("fess", **{old: 1})
 
 
 def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_decides():
@@ -281,7 +195,7 @@ def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_d
 
 def _run(xsb):
     level = Level.from_xsb(xsb)
-    run = FessRun(FessPlanner(), level.board, SearchLimits(), None)
+    run = FessRun(FessOptions(), level.board, SearchLimits(), None)
     pos = level.board.start_boxes.astype(np.int32).copy()
     run._load(pos)
     return level.board, run, pos
@@ -302,7 +216,6 @@ def test_room_deadlock_positive_and_negative():
     assert run.rooms.n_rooms == 2
     assert run._node_deadlock(pos, board.start_player, board.square(2, 2)) == DL_ROOM
     board, run, pos = _run("######\n#*   #\n#  $ #\n#@ . #\n######")
-    run.cfg.retrograde = False
     assert run._node_deadlock(pos, board.start_player, board.square(2, 3)) == -1
 
 
@@ -355,20 +268,13 @@ def test_adaptive_budget_halves_after_a_search_that_ran_out_and_doubles_after_a_
     assert _adapt(i(256), False, False, i(1024)) == 256  # an open room or corral: unchanged
 
 
-@pytest.mark.parametrize("adaptive", [True, False])
-def test_room_searches_that_only_run_out_get_cheaper_when_adaptive(adaptive):
+def test_room_searches_that_only_run_out_get_cheaper():
     # Microban IV 86: one room holding its own targets; its room search must pack every box
     # to end, so at 1,024 positions it mostly runs out and proves nothing
     level = load_levels("microban4:86")[0]
-    run = FessRun(
-        FessPlanner(adaptive_budget=adaptive), level.board, SearchLimits(max_nodes=2000), None
-    )
+    run = FessRun(FessOptions(), level.board, SearchLimits(max_nodes=2000), None)
     run.run()
-    budgets = run.work.room_budget
-    if adaptive:
-        assert budgets.min() < 1024
-    else:
-        assert (budgets == 1024).all()
+    assert run.work.room_budget.min() < 1024
 
 
 def test_unordered_plan_counts_boxes_on_targets_in_any_order():
@@ -391,7 +297,7 @@ def test_unordered_plan_counts_boxes_on_targets_in_any_order():
 
 @pytest.mark.parametrize(
     "selection, options",
-    [("microban4:71", {}), ("microban4:71", {"plan": "unordered"}), ("microban3:43", {})],
+    [("microban4:71", {}), ("microban4:71", {"sinkless": "unordered"}), ("microban3:43", {})],
 )
 def test_every_push_of_a_known_solution_survives_the_move_generator(selection, options):
     # soundness of what the move generator drops (dead squares, freeze, 4x4 patterns, the
@@ -405,7 +311,7 @@ def test_every_push_of_a_known_solution_survives_the_move_generator(selection, o
     board = level.board
     known = planners.solve(level, "greedy", SearchLimits(max_seconds=30))
     assert known.solved
-    run = FessRun(FessPlanner(**options), board, SearchLimits(max_nodes=3000), None)
+    run = FessRun(FessOptions(**options), board, SearchLimits(max_nodes=3000), None)
     run.run()
     if selection == "microban4:71":  # the search there learns patterns: they are tested too
         assert len(run.learned) > 0
@@ -441,7 +347,7 @@ def test_move_features_match_the_feature_evaluator_on_the_child(selection):
 
     level = load_levels(selection)[0]
     board, run, pos = level.board, None, None
-    run = FessRun(FessPlanner(pi_corrals=False), board, SearchLimits(), None)
+    run = FessRun(FessOptions(pi_corrals=False), board, SearchLimits(), None)
     pos = board.start_boxes.astype(np.int32).copy()
     root = _root(run, board, pos)
     ev = FeatureEvaluator(board, run.rooms, run.features.hot)
@@ -517,7 +423,7 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
     for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
         result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
         assert result.solved
-        run = FessRun(FessPlanner(), level.board, SearchLimits(), None)
+        run = FessRun(FessOptions(), level.board, SearchLimits(), None)
         steps = []
         before = level.board.start_boxes.astype(np.int32)
         for i, ch in enumerate(result.lurd):
@@ -572,9 +478,6 @@ def test_packing_plan_searches_the_papers_sink_room_deeper_before_the_runners_up
     assert a.nodes == b.nodes
     with pytest.raises(ValueError, match="first_nodes"):
         compute_packing_plan(board, first_nodes=0)
-    for bad in (0, -5, True, 2.5):
-        with pytest.raises(ValueError, match="plan_first_nodes"):
-            planners.get_planner("fess", plan_first_nodes=bad)
 
 
 def test_sinkless_plan_keeps_the_backward_searchs_first_pulls_only():
@@ -594,9 +497,6 @@ def test_sinkless_plan_keeps_the_backward_searchs_first_pulls_only():
     assert compute_packing_plan(board).nodes == 3000  # None: max_nodes, as before
     with pytest.raises(ValueError, match="sinkless_nodes"):
         compute_packing_plan(board, sinkless_nodes=0)
-    for bad in (0, True, 1.5):
-        with pytest.raises(ValueError, match="sinkless_nodes"):
-            planners.get_planner("fess", sinkless_nodes=bad)
     # a level with a sink room ignores it
     sink_level = load_levels("xsokoban:1")[0].board
     a, b = compute_packing_plan(sink_level), compute_packing_plan(sink_level, sinkless_nodes=1)
@@ -679,91 +579,105 @@ def test_packing_plan_of_xsokoban_14_is_complete_and_every_step_is_pushable():
     assert ok[plan.src[plan.src >= 0]].all()
 
 
-def test_a_fallback_searches_again_with_its_plan_where_that_changes_the_plan():
-    # XSokoban 1 has a sink room: "targets" gives it another plan, so the fallback searches
-    # from the start after the first configuration's time (cut at once here)
+def _staged(*stages: Stage, **options) -> FessPlanner:
+    """A planner running ``stages`` in turn, each with the caller's ``options`` changed."""
+    planner = FessPlanner(**options)
+    planner.stages = tuple((st, FessOptions(**{**options, **st.changes})) for st in stages)
+    return planner
+
+
+def _stage_report(result):
+    return [(s["name"], s["went_on"]) for s in result.stats["stages"]]
+
+
+def test_a_stage_searches_again_with_its_plan_where_that_changes_the_plan():
+    # XSokoban 1 has a sink room: "targets" gives it another plan, so the second stage
+    # searches from the start after the first stage's time (cut at once here)
     from planners.fess.packing_plan import sink_candidates, target_basins
     from planners.fess.rooms import analyze_rooms
 
     level = load_levels("xsokoban:1")[0]
     b = level.board
     assert sink_candidates(b, analyze_rooms(b), target_basins(b))
-    result = solve(level, fallback={"plan": "targets"}, fallback_after=1e-3)
+    planner = _staged(Stage("first", {}, 1e-3), Stage("targets", {"plan": "targets"}, None))
+    result = planner.solve(level, SearchLimits(max_seconds=60))
     assert result.solved and verify(level, result.lurd).ok
-    info = result.stats["fallback"]
-    assert info["switched"] and info["options"] == {"plan": "targets"}
+    assert _stage_report(result) == [("first", False), ("targets", False)]
     assert result.stats["plan_steps"] == compute_packing_plan(b, use_sink=False).n_steps
 
 
-def test_a_fallback_that_would_search_the_same_way_lets_the_first_search_go_on():
-    # Microban 1 has no sink room: "sink" and "targets" plan it alike, so no restart; the
-    # search goes on and its node count is the same as without a fallback
+def test_a_stage_that_would_search_the_same_way_lets_the_running_search_go_on():
+    # Microban 2 has no sink room: "sink" and "targets" plan it alike, so no restart; the
+    # search goes on and its node count is the same as without stages
     level = load_levels("microban:2")[0]
-    plain = planners.solve(level, "fess", SearchLimits(max_nodes=40))
-    cut = planners.solve(
-        level, "fess", SearchLimits(max_nodes=40), fallback={"plan": "targets"},
-        fallback_after=1e-3,
-    )  # fmt: skip
-    assert cut.stats["fallback"]["switched"] is False
+    limits = SearchLimits(max_nodes=40)
+    plain = planners.solve(level, "fess", limits)
+    planner = _staged(Stage("first", {}, 1e-3), Stage("targets", {"plan": "targets"}, None))
+    cut = planner.solve(level, limits)
+    assert _stage_report(cut) == [("first", False), ("targets", True)]
     assert cut.status == plain.status and cut.generated == plain.generated
     assert cut.lurd == plain.lurd
 
 
-def test_a_fallback_of_a_fallback_is_a_third_stage():
-    # each stage is cut at once: the second (no PI-corral pruning) switches to the third
-    # ("targets"), whose plan and options the solution's stats show
+def test_stages_run_in_turn_and_the_last_one_finds_the_solution():
     level = load_levels("xsokoban:1")[0]
-    third = {"plan": "targets", "pi_corrals": True}
-    result = solve(
-        level, pi_corrals=True,
-        fallback={"pi_corrals": False, "fallback": third, "fallback_after": 1e-3},
-        fallback_after=1e-3,
-    )  # fmt: skip
+    planner = _staged(
+        Stage("a", {}, 1e-3),
+        Stage("b", {"pi_corrals": False}, 1e-3),
+        Stage("c", {"plan": "targets"}, None),
+    )
+    result = planner.solve(level, SearchLimits(max_seconds=60))
     assert result.solved and verify(level, result.lurd).ok
-    info = result.stats["fallback"]
-    assert info["switched"] and info["then"]["switched"] and info["then"]["options"] == third
+    assert _stage_report(result) == [("a", False), ("b", False), ("c", False)]
     assert result.stats["plan_steps"] == compute_packing_plan(level.board, use_sink=False).n_steps
 
 
-def test_a_stage_that_searches_like_the_last_goes_on_and_still_switches_at_its_time():
-    # XSokoban 40 has one fed sink room, so the "sinks" stage searches as the first: its tree
-    # goes on, and its own fallback ("targets", another plan there) still takes over. The
+def test_a_stage_that_searches_like_the_last_goes_on_and_the_next_still_switches_at_its_time():
+    # XSokoban 40 has one fed sink room, so a "sinks" stage searches as the first: its tree
+    # goes on, and the next stage ("targets", another plan there) still takes over. The
     # level takes FESS far longer than the second here, so every stage runs out of time.
     from planners.fess.search import _same_search
 
     level = load_levels("xsokoban:40")[0]
-    assert _same_search(FessPlanner(), FessPlanner(plan="sinks"), level.board)
+    assert _same_search(FessOptions(), FessOptions(plan="sinks"), level.board)
     assert not _same_search(
-        FessPlanner(), FessPlanner(plan="sinks"), load_levels("xsokoban:66")[0].board
+        FessOptions(), FessOptions(plan="sinks"), load_levels("xsokoban:66")[0].board
     )
-    third = {"plan": "targets"}
-    result = planners.solve(
-        level, "fess", SearchLimits(max_seconds=1.0),
-        fallback={"plan": "sinks", "fallback": third, "fallback_after": 0.25},
-        fallback_after=0.25,
-    )  # fmt: skip
+    planner = _staged(
+        Stage("first", {}, 0.25),
+        Stage("sinks", {"plan": "sinks"}, 0.25),
+        Stage("targets", {"plan": "targets"}, None),
+    )
+    result = planner.solve(level, SearchLimits(max_seconds=1.0))
     assert result.status == "timeout"
-    info = result.stats["fallback"]
-    assert info["switched"] is False and info["then"]["switched"] is True
-    assert info["then"]["options"] == third
+    assert _stage_report(result) == [("first", False), ("sinks", True), ("targets", False)]
     assert result.stats["plan_steps"] == compute_packing_plan(level.board, use_sink=False).n_steps
-    # without the inner fallback the first plan's search would have gone on to the end
-    plain = planners.solve(
-        level, "fess", SearchLimits(max_seconds=0.6), fallback={"plan": "sinks"},
-        fallback_after=0.25,
-    )  # fmt: skip
-    assert "then" not in plain.stats["fallback"]
-    assert plain.stats["plan_steps"] == compute_packing_plan(level.board).n_steps
 
 
-def test_bad_fallbacks_are_refused():
-    nested_bad = {"fallback": {"plan": "nowhere"}}
-    for fallback in ("targets", {"plan": "nowhere"}, nested_bad, {"no_such_option": 1}):
-        with pytest.raises(ValueError, match="fallback|plan"):
-            planners.get_planner("fess", fallback=fallback)
-    for after in (0, -1.0, True, "10"):
-        with pytest.raises(ValueError, match="fallback_after"):
-            planners.get_planner("fess", fallback={"plan": "targets"}, fallback_after=after)
+def test_a_stage_runs_only_on_levels_that_meet_its_condition():
+    from planners.fess.stages import FED_SINKS, NO_SINK_ROOM
+
+    planner = _staged(
+        Stage("first", {}, 1e-3),
+        Stage("no sink", {"sinkless": "unordered"}, 1e-3, NO_SINK_ROOM),
+        Stage("fed", {"out_of_plan": False}, None, FED_SINKS),
+    )
+    limits = SearchLimits(max_seconds=30)
+    sinkless = planner.solve(load_levels("microban:2")[0], limits)  # no sink room
+    assert [n for n, _ in _stage_report(sinkless)][-1] == "no sink"
+    one_sink = planner.solve(load_levels("xsokoban:1")[0], limits)  # one fed sink room
+    assert _stage_report(one_sink) == [("first", False)]
+    many = planner.solve(load_levels("xsokoban:29")[0], SearchLimits(max_seconds=1.0))
+    assert [n for n, _ in _stage_report(many)] == ["first", "fed"]
+
+
+def test_bad_stages_are_refused():
+    with pytest.raises(ValueError, match="plan"):
+        Stage("bad", {"plan": "nowhere"}, 1.0)
+    with pytest.raises(ValueError, match="no_such_option"):
+        Stage("bad", {"no_such_option": 1}, 1.0)
+    with pytest.raises(ValueError, match="when"):
+        Stage("bad", {}, 1.0, when="sometimes")
 
 
 def test_same_search_compares_the_plan_a_level_gets_and_every_search_option():
@@ -771,13 +685,12 @@ def test_same_search_compares_the_plan_a_level_gets_and_every_search_option():
 
     sinkless = load_levels("microban:2")[0].board
     with_sink = load_levels("xsokoban:1")[0].board
-    default = FessPlanner()
-    targets = FessPlanner(plan="targets")
+    default = FessOptions()
+    targets = FessOptions(plan="targets")
     assert _same_search(default, targets, sinkless)
     assert not _same_search(default, targets, with_sink)
-    assert not _same_search(default, FessPlanner(sinkless="unordered"), sinkless)
-    assert not _same_search(default, FessPlanner(pi_corrals=False), sinkless)
-    assert _same_search(default, FessPlanner(plan_sinks=1), sinkless)
-    shallow = FessPlanner(plan_first_nodes=None)  # a sink room's budget: no sink, no change
-    assert _same_search(default, shallow, sinkless)
-    assert not _same_search(default, shallow, with_sink)
+    assert not _same_search(default, FessOptions(sinkless="unordered"), sinkless)
+    assert not _same_search(default, FessOptions(pi_corrals=False), sinkless)
+    paper = FessOptions(sink_choice="paper")  # a sink room's choice: no sink, no change
+    assert _same_search(default, paper, sinkless)
+    assert not _same_search(default, paper, with_sink)

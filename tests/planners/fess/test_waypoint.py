@@ -4,6 +4,7 @@ import pytest
 from planners import SearchLimits
 from planners._kernels.fess import count_regions
 from planners.fess import search as fess_search
+from planners.fess.options import FessOptions
 from planners.fess.packing_plan import push_reachable
 from planners.fess.search import FessPlanner
 from planners.fess.waypoint import Waypoint, find_waypoint, finish_pushes, waypoint_board
@@ -140,37 +141,44 @@ def test_via_solves_small_levels_and_falls_back_when_its_level_is_lost(monkeypat
     assert result.stats["via"]["status"] == "unsolvable"
 
 
-def test_via_sinkless_applies_only_to_levels_without_a_sink_room():
-    sinkless = load_levels("microban3:58")[0]
+def test_the_waypoint_stage_runs_only_on_levels_without_a_sink_room():
+    from planners.fess.stages import NO_SINK_ROOM, Stage
+
     with_sink = load_levels("xsokoban:1")[0]
-    planner = FessPlanner(via="sinkless")
-    assert planner._via_applies(sinkless.board) and not planner._via_applies(with_sink.board)
-    assert FessPlanner(via=True)._via_applies(with_sink.board)
-    assert not FessPlanner()._via_applies(sinkless.board)
-    # as a stage, on a level with a sink room it hands over to its fallback at once: the
-    # fallback's unordered plan is the one searched (no sink room in the result)
-    staged = FessPlanner(
-        via="sinkless", fallback={"via": False, "plan": "unordered"}, fallback_after=1000.0
+    # as a stage, on a level with a sink room it is skipped: the next stage's unordered plan
+    # is the one searched (no waypoint in the result)
+    planner = FessPlanner()
+    planner.stages = (
+        (Stage("waypoint", {"via": True}, 1000.0, NO_SINK_ROOM), FessOptions(via=True)),
+        (Stage("next", {"sinkless": "unordered"}, None), FessOptions(sinkless="unordered")),
     )
-    result = staged.solve(with_sink, SearchLimits(max_seconds=60))
-    assert result.solved and result.stats["sink_room"] == -1 and "via" not in result.stats
-    assert FessPlanner().solve(with_sink, SearchLimits(max_seconds=60)).stats["sink_room"] >= 0
+    result = planner.solve(with_sink, SearchLimits(max_seconds=60))
+    assert result.solved and "via" not in result.stats
+    assert [s["name"] for s in result.stats["stages"]] == ["next"]
+    assert FessPlanner(via=True).solve(with_sink, SearchLimits(max_seconds=60)).stats["via"]
 
 
-@pytest.mark.parametrize(
-    "options",
-    [{"via": "always"}, {"via": 1}, {"via_nodes": 0}, {"via_nodes": True}, {"via_nodes": 2.5}],
-)
+@pytest.mark.parametrize("options", [{"via": "always"}, {"via": 1}, {"via": "sinkless"}])
 def test_bad_via_options_are_refused(options):
     with pytest.raises(ValueError, match="via"):
         FessPlanner(**options)
 
 
-def test_a_waypoint_stage_out_of_time_hands_over_to_its_fallback():
+def test_a_waypoint_stage_out_of_time_hands_over_to_the_next_stage():
     # the stage's waypoint search runs out of its (tiny) time: no plain tree to go on with,
-    # so the fallback starts from the start and solves the level
+    # so the next stage starts from the start and solves the level
+    from planners.fess.stages import Stage
+
     level = load_levels("microban:1")[0]
-    staged = FessPlanner(via=True, fallback={"via": False}, fallback_after=1e-6)
-    result = staged.solve(level, SearchLimits(max_seconds=60))
+    planner = FessPlanner()
+    planner.stages = (
+        (Stage("waypoint", {"via": True}, 1e-6), FessOptions(via=True)),
+        (Stage("plain", {}, None), FessOptions()),
+    )
+    result = planner.solve(level, SearchLimits(max_seconds=60))
     assert result.solved and verify(level, result.lurd).ok
-    assert result.stats["fallback"]["switched"] and "via" not in result.stats
+    assert [(s["name"], s["went_on"]) for s in result.stats["stages"]] == [
+        ("waypoint", False),
+        ("plain", False),
+    ]
+    assert "via" not in result.stats

@@ -289,21 +289,9 @@ def test_mark_frozen_boxes__marks_only_boxes_that_can_never_move():
     assert frozen == {board.square(1, 1), board.square(1, 2)}
 
 
-# Microban 13 after a few pushes: the two boxes below the player can only be pushed down,
-# onto dead squares, or up, from the two squares they wall off; neither axis of either box
-# has a wall or two dead squares, so the freeze test calls them movable
-LOCKED_DEAD = """\
-####
-#. ##
-#.  #
-#. $#
-##  ###
- # @  #
- #$$  #
- #  ###
- ####"""
-# the two of them locked on goals
-LOCKED_ON_GOALS = """\
+# two boxes that never move again (walled off from the squares they are pushed from), on
+# goals, with a third box that reaches the goal left above them
+MARKED_ON_GOALS = """\
 ####
 #  ##
 #  .#
@@ -313,88 +301,37 @@ LOCKED_ON_GOALS = """\
  #**  #
  #  ###
  ####"""
-# the same boxes with the player in the walled-off squares: he pushes them up
-LOCKED_OPEN = LOCKED_DEAD.replace("@", " ").replace(" #  ###", " # @###")
+# the same boxes off their goals
+MARKED_OFF_GOALS = """\
+####
+#. ##
+#.  #
+#. $#
+##  ###
+ # @  #
+ #$$  #
+ #  ###
+ ####"""
 
 
-def locked_squares(board, box_pos, player):
+def _mark(board, squares):
+    """``seen`` stamps marking ``squares`` as the boxes that never move."""
     seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    fill = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    stack = np.zeros(board.n_cells, dtype=np.int32)
-    n = lb.mark_locked_boxes(
-        board.cells, board.dead, box_pos, board.offsets, np.int64(player), seen, fill, stack
-    )
-    locked = {int(sq) for sq in box_pos if seen[sq] == seen[-1]}
-    assert n == len(locked)
-    return locked
+    seen[-1] = 1
+    seen[list(squares)] = 1
+    return seen
 
 
-def frozen_squares(board, box_pos):
-    seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    lb.mark_frozen_boxes(board.cells, board.dead, box_pos, board.offsets, seen)
-    return {int(sq) for sq in box_pos if seen[sq] == seen[-1]}
-
-
-def test_mark_locked_boxes__boxes_pushable_only_from_squares_they_wall_off():
-    import planners
-
-    board = board_of(LOCKED_DEAD)
-    shut = {board.square(6, 2), board.square(6, 3)}
-    assert frozen_squares(board, board.start_boxes) == set()
-    assert locked_squares(board, board.start_boxes, board.start_player) == shut
-    assert planners.solve(LOCKED_DEAD, "bfs").status == "unsolvable"
-    board = board_of(LOCKED_OPEN)
-    assert locked_squares(board, board.start_boxes, board.start_player) == set()
-    assert planners.solve(LOCKED_OPEN, "bfs").solved
-
-
-def test_mark_locked_boxes__holds_the_frozen_boxes():
-    board = board_of("########\n#** $  #\n#      #\n#@  .  #\n########")
-    frozen = frozen_squares(board, board.start_boxes)
-    assert frozen == {board.square(1, 1), board.square(1, 2)}
-    assert locked_squares(board, board.start_boxes, board.start_player) == frozen
-
-
-def test_mark_locked_boxes__agrees_with_the_bfs_oracle_on_random_positions():
-    import planners
-    from planners import SearchLimits
-    from tests.soko_gym.engine.test_corral import _random_positions
-    from tests.soko_gym.engine.test_exhaust import _xsb
-
-    beyond_freeze = 0
-    for level in soko_gym.load_levels("microban:1-40"):
-        board = level.board
-        for state in _random_positions(level, n_walks=6, length=12, seed=len(level.rows)):
-            locked = locked_squares(board, state.box_pos, state.player)
-            off_goal = [sq for sq in locked if not board.cells[sq] & GOAL]
-            if not off_goal:
-                continue
-            frozen = frozen_squares(board, state.box_pos)
-            if any(not board.cells[sq] & GOAL for sq in frozen):
-                continue  # the freeze test says as much
-            beyond_freeze += 1
-            xsb = _xsb(level, state)
-            oracle = planners.solve(xsb, "bfs", SearchLimits(max_nodes=2_000_000))
-            assert oracle.status == "unsolvable", xsb
-    assert beyond_freeze >= 10  # the test sees deadlocks the freeze test does not
-
-
-def test_bipartite_deadlock_marked__locked_boxes_on_goals_take_their_goals():
-    # the two locked boxes on goals; the third box reaches the goal left above it
-    board = board_of(LOCKED_ON_GOALS)
+def test_bipartite_deadlock_marked__marked_boxes_on_goals_take_their_goals():
+    board = board_of(MARKED_ON_GOALS)
     box_pos = board.start_boxes
-    seen = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    fill = np.zeros(board.n_cells + 1, dtype=np.uint32)
-    stack = np.zeros(board.n_cells, dtype=np.int32)
     work = np.zeros((4, board.n_boxes), dtype=np.int32)
-    args = (board.cells, board.dead, box_pos, board.offsets, np.int64(board.start_player))
-    assert lb.mark_locked_boxes(*args, seen, fill, stack) == 2
+    seen = _mark(board, (board.square(6, 2), board.square(6, 3)))
     assert not lb.bipartite_deadlock_marked(
         board.cells, board.goals, board.goal_dist, box_pos, seen, work
     )
-    off = board_of(LOCKED_DEAD)  # the same boxes off their goals
-    args = (off.cells, off.dead, off.start_boxes, off.offsets, np.int64(off.start_player))
-    assert lb.mark_locked_boxes(*args, seen, fill, stack) == 2
+    off = board_of(MARKED_OFF_GOALS)  # marked boxes off their goals: a deadlock
+    seen = _mark(off, (off.square(6, 2), off.square(6, 3)))
     assert lb.bipartite_deadlock_marked(
         off.cells, off.goals, off.goal_dist, off.start_boxes, seen, work
     )
@@ -473,7 +410,6 @@ def test_warmup_lowerbound__leaves_one_signature_per_kernel():
         lb.matching_bound_update,
         lb.matching_bound_of,
         lb.mark_frozen_boxes,
-        lb.mark_locked_boxes,
         lb.bipartite_deadlock,
         lb.bipartite_deadlock_marked,
         lb.bipartite_deadlock_from,
