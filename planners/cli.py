@@ -156,6 +156,10 @@ def warm_up_planner(planner: str, optimizer: bool = False) -> None:
     """
     if (planner, optimizer) in _warm:
         return
+    if planner == "fess":  # a cold cache compiles on two cores (planners.fess.warm)
+        from planners.fess.warm import warm_up
+
+        warm_up()
     result = solve(WARMUP_LEVEL, planner)
     if optimizer and result.solved:
         from planners.optimizers import optimize
