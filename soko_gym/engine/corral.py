@@ -36,7 +36,10 @@ smaller problem (fewer boxes only widen walks and free targets), so if no sequen
 *open* position (the player reaches every free square of K) or one with every corral box on a
 goal, the position is a deadlock. Pushes onto dead squares and freezes off goal are pruned
 inside it. When the node budget runs out the answer is unknown, never a deadlock. Visited
-positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables.
+positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables, and
+a hash match counts only when the stored box squares are the same too: a hash collision could
+otherwise pass an unvisited position for a visited one and let the search run dry on a live
+position.
 
 Frozen boxes as walls (``frozen_walls``): a box that can never move again
 (``lowerbound.mark_frozen_boxes``: blocked on both axes by walls, dead squares or other such
@@ -300,37 +303,69 @@ def _is_open(region, start, length, sub_box_at, stamps):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _sub_slot(sub_hash, sub_player, h, p):
-    """Slot of key (h, p) in the sub-search's open-addressing table (linear probing)."""
+def row_holds_boxes(sub_nodes, row, m, box_at):
+    """True when the ``m`` squares of ``sub_nodes[row]`` hold boxes ``0 .. m - 1`` of ``box_at``.
+
+    Both hold ``m`` distinct squares, so this is equality of the box sets, whatever their
+    order: a search's rows keep each box's index along its pushes, so one box set reached
+    along two paths may list its squares in two orders.
+    """
+    for j in range(m):
+        b = box_at[sub_nodes[row, j]]
+        if b < 0 or b >= m:  # a free square, or a frozen box (never a stored box's square)
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sub_slot(sub_hash, sub_player, sub_row, sub_nodes, h, p, box_at, m):
+    """Slot of the position (``box_at``, hash ``h``, normalized player ``p``) in the table.
+
+    Open addressing with linear probing; a slot matches only when its row holds the same box
+    set too, so two box sets whose hashes collide never pass for one visited position (which
+    could let a search run dry and prove a live position dead).
+    """
     mask = sub_hash.shape[0] - 1
     i = np.int64(
         (h ^ (h >> np.uint64(29)) ^ np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) & np.uint64(mask)
     )
-    while sub_player[i] != _EMPTY and (sub_hash[i] != h or sub_player[i] != p):
+    while sub_player[i] != _EMPTY:
+        if (
+            sub_hash[i] == h
+            and sub_player[i] == p
+            and row_holds_boxes(sub_nodes, np.int64(sub_row[i]), m, box_at)
+        ):
+            break
         i = (i + 1) & mask
     return i
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def queue_position(sub_hash, sub_player, sub_nodes, tail, limit, box_pos, player, h, norm):
-    """Append a position to a bounded breadth-first push search unless its key is stored.
+def queue_position(
+    sub_hash, sub_player, sub_row, sub_nodes, tail, limit, box_pos, box_at, player, h, norm
+):
+    """Append a position to a bounded breadth-first push search unless it is stored.
 
     The search's rows ``sub_nodes`` hold the box squares, then the player (column -2) and the
     table slot of the row's key (column -1); the open-addressing table (``sub_hash``,
-    ``sub_player``) maps each stored key (box hash ``h``, normalized player ``norm``) to its
-    row, and ``clear_queue`` empties it again. The corral and exhaustion tests share both.
+    ``sub_player``, ``sub_row``) maps each stored key (box hash ``h``, normalized player
+    ``norm``) to its row, whose box squares decide a hash match, and ``clear_queue`` empties
+    it again. The corral and exhaustion tests share both. ``box_at`` holds the position's
+    boxes ``box_pos`` (by index) and no other movable box.
 
     Returns:
-        ``tail + 1`` when the position was stored as row ``tail``, ``tail`` when its key was
-        stored already, -1 when the key is new but ``tail`` reached ``limit``.
+        ``tail + 1`` when the position was stored as row ``tail``, ``tail`` when it was
+        stored already, -1 when it is new but ``tail`` reached ``limit``.
     """
-    slot = _sub_slot(sub_hash, sub_player, h, norm)
+    m = box_pos.shape[0]
+    slot = _sub_slot(sub_hash, sub_player, sub_row, sub_nodes, h, norm, box_at, np.int64(m))
     if sub_player[slot] != _EMPTY:
         return tail
     if tail == limit:
         return -1
     sub_hash[slot] = h
     sub_player[slot] = norm
+    sub_row[slot] = tail
     width = sub_nodes.shape[1]
     for j in range(box_pos.shape[0]):
         sub_nodes[tail, j] = box_pos[j]
@@ -390,7 +425,8 @@ def corral_deadlock(ct, box_at, k, player):
     cells, dead, offsets, zobrist = ct.cells, ct.dead, ct.offsets, ct.zobrist
     region, barrier, info = ct.region, ct.barrier, ct.info
     sub_box_at, sub_nodes, sub_hash = ct.sub_box_at, ct.sub_nodes, ct.sub_hash
-    sub_player, sub_pos, sub_pushes = ct.sub_player, ct.sub_pos, ct.sub_pushes
+    sub_player, sub_row = ct.sub_player, ct.sub_row
+    sub_pos, sub_pushes = ct.sub_pos, ct.sub_pushes
     stamps, stack, seen, trail = ct.stamps, ct.stack, ct.seen, ct.trail
     budget = ct.params[PARAM_BUDGET]
     adaptive = ct.params[PARAM_MIN_BUDGET] > 0
@@ -436,11 +472,12 @@ def corral_deadlock(ct, box_at, k, player):
         status = CORRAL_OPEN
     for i in range(m):
         sub_pos[i] = sub_nodes[0, i]
-        sub_box_at[sub_pos[i]] = -1
     tail = queue_position(
-        sub_hash, sub_player, sub_nodes, np.int64(0), np.int64(limit), sub_pos[:m],
-        np.int64(player), h, np.int64(norm),
+        sub_hash, sub_player, sub_row, sub_nodes, np.int64(0), np.int64(limit), sub_pos[:m],
+        sub_box_at, np.int64(player), h, np.int64(norm),
     )  # fmt: skip
+    for i in range(m):
+        sub_box_at[sub_pos[i]] = -1
     head = 0
     while status == CORRAL_DEADLOCK and head < tail:
         h = load_queued(sub_nodes, np.int64(head), np.int64(m), sub_pos, sub_box_at, zobrist)
@@ -461,8 +498,8 @@ def corral_deadlock(ct, box_at, k, player):
                     status = CORRAL_OPEN
                 else:
                     stored = queue_position(
-                        sub_hash, sub_player, sub_nodes, np.int64(tail), np.int64(limit), box_pos,
-                        np.int64(child_player), h2, np.int64(norm),
+                        sub_hash, sub_player, sub_row, sub_nodes, np.int64(tail), np.int64(limit),
+                        box_pos, sub_box_at, np.int64(child_player), h2, np.int64(norm),
                     )  # fmt: skip
                     if stored < 0:
                         status = CORRAL_UNKNOWN
@@ -556,6 +593,7 @@ class CorralScratch(NamedTuple):
     sub_nodes: np.ndarray  # int32[budget, max_boxes + 2]
     sub_hash: np.ndarray  # uint64[table cap]
     sub_player: np.ndarray  # int32[table cap], all -1
+    sub_row: np.ndarray  # int32[table cap] row of ``sub_nodes`` holding each slot's position
     sub_pos: np.ndarray  # int32[max_boxes]
     sub_pushes: np.ndarray  # int32[4 * max_boxes]
 
@@ -584,6 +622,7 @@ def new_corral_scratch(
         sub_nodes=np.zeros((cap, mb + 2), dtype=SQUARE_DTYPE),
         sub_hash=np.zeros(table, dtype=HASH_DTYPE),
         sub_player=np.full(table, _EMPTY, dtype=np.int32),
+        sub_row=np.zeros(table, dtype=np.int32),
         sub_pos=np.zeros(mb, dtype=SQUARE_DTYPE),
         sub_pushes=np.zeros(4 * mb, dtype=SQUARE_DTYPE),
     )

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from numba import njit
@@ -63,6 +65,11 @@ FROZEN_FENCE_OPENS = (
 )
 WALL_LINE_ONE_GOAL = "#######\n#.    #\n# $ $ #\n#@    #\n#    .#\n#######"
 WALL_LINE_TWO_GOALS = "#######\n#.   .#\n# $ $ #\n#@    #\n#     #\n#######"
+
+
+def colliding(board):
+    """``board`` with every Zobrist key 0: every box set hashes alike (a forced collision)."""
+    return dataclasses.replace(board, zobrist=np.zeros_like(board.zobrist))
 
 
 def position(xsb, boxes=None):
@@ -222,6 +229,14 @@ def _random_positions(level, n_walks, length, seed):
             player = int(box_pos[box])
             box_pos = box_pos.copy()
             box_pos[box] += int(board.offsets[d])
+
+
+def test_corral_deadlock__a_hash_collision_never_proves_a_live_corral_dead():
+    # with every box set hashing alike the search tells its positions apart by their squares;
+    # fooled by the hash, it stored one position per player region, ran dry and said dead
+    board, state = position(CORRAL_OPENS)
+    assert corral_deadlock_status(colliding(board), state) == CORRAL_OPEN
+    assert planners.solve(CORRAL_OPENS, "bfs").solved
 
 
 def test_corral_memo__answers_as_a_fresh_search_and_reuses_repeated_corrals():
