@@ -582,6 +582,90 @@ def corral_key(ct, box_at, k, player):
     return h_boxes, h_region, norm
 
 
+# Head of an exact corral key row (``key_row``): counts and K's smallest square, then squares.
+KEY_BOXES = 0  # the corral's boxes (-1: the key is longer than the row, not stored)
+KEY_FROZEN = 1  # frozen boxes taken as walls
+KEY_LOWEST = 2  # the smallest square of K
+KEY_HEAD = 3
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sort_run(row, start, n):
+    """Sort ``row[start : start + n]`` in place, increasing (insertion sort: a few squares)."""
+    for i in range(start + 1, start + n):
+        x = row[i]
+        j = i - 1
+        while j >= start and row[j] > x:
+            row[j + 1] = row[j]
+            j -= 1
+        row[j + 1] = x
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def key_row(ct, box_at, k, row):
+    """Write corral ``k``'s exact memo key into ``row`` (int16); False when it does not fit.
+
+    The row holds (``KEY_*`` head) the number of the corral's boxes B, of the frozen boxes F
+    taken as walls and the smallest square of K, then B's and F's squares, each increasing;
+    ``row[KEY_BOXES]`` is -1 when they do not fit. With ``corral_key``'s norm it names the
+    sub-problem exactly: B and F fix the board, the norm the player's region P on it; the
+    barrier is the boxes of B next to P (an interior box touches only K, walls, F and the
+    barrier, none in P), and K, closed but for walls, F and the barrier, is the component of
+    the other squares holding its smallest square. Arguments as in ``corral_deadlock``.
+    """
+    width = row.shape[0]
+    n = KEY_HEAD
+    bstart = ct.info[k, INFO_BARRIER_START]
+    for j in range(bstart, bstart + ct.info[k, INFO_BARRIER_LEN]):
+        if n == width:
+            row[KEY_BOXES] = -1
+            return False
+        row[n] = ct.barrier[j]
+        n += 1
+    lowest = ct.cells.shape[0]
+    rstart = ct.info[k, INFO_REGION_START]
+    for j in range(rstart, rstart + ct.info[k, INFO_REGION_LEN]):
+        sq = ct.region[j]
+        lowest = min(lowest, sq)
+        if box_at[sq] >= 0:
+            if n == width:
+                row[KEY_BOXES] = -1
+                return False
+            row[n] = sq
+            n += 1
+    n_boxes = n - KEY_HEAD
+    n_frozen = ct.out[OUT_N_FROZEN]
+    if n + n_frozen > width:
+        row[KEY_BOXES] = -1
+        return False
+    for i in range(n_frozen):
+        row[n + i] = ct.frozen[i]
+    _sort_run(row, KEY_HEAD, n_boxes)
+    _sort_run(row, n, n_frozen)
+    row[KEY_BOXES] = n_boxes
+    row[KEY_FROZEN] = n_frozen
+    row[KEY_LOWEST] = lowest
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _memo_row_matches(ct, box_at, k, slot):
+    """True when memo ``slot``, whose hashes match corral ``k``'s key, holds that very key.
+
+    Run only on a hash match, so a hash collision never hands one corral another's answer.
+    A key too long for its row is a corral with more boxes than a search takes, whose search
+    says unknown at once: such a slot answers (unknown) any such corral, and no other.
+    """
+    stored = ct.memo_key[slot]
+    probe = ct.key_probe
+    if not key_row(ct, box_at, k, probe) or stored[KEY_BOXES] < 0:
+        return probe[KEY_BOXES] < 0 and stored[KEY_BOXES] < 0
+    for j in range(KEY_HEAD + probe[KEY_BOXES] + probe[KEY_FROZEN]):
+        if probe[j] != stored[j]:
+            return False
+    return True
+
+
 class CorralScratch(NamedTuple):
     """Scratch arrays of the corral kernels for one board (see ``new_corral_scratch``)."""
 
@@ -673,6 +757,8 @@ CorralTables = namedtuple(
         "memo_region",  # uint64[memo cap] squares hash,
         "memo_norm",  # int32[memo cap] normalized player square,
         "memo_status",  # int8[memo cap] and the search's answer, -1 for an empty slot
+        "memo_key",  # int16[memo cap, key width] each slot's exact key (``key_row``)
+        "key_probe",  # int16[key width] scratch: the exact key of a corral being looked up
         "out",  # int64[N_OUT] per-call outputs (OUT_* slots)
         "proof",  # int32[n_boxes] squares of the latest proof's corral boxes
         "frozen",  # int32[n_boxes] squares of the frozen boxes taken as walls (OUT_N_FROZEN)
@@ -718,6 +804,9 @@ def new_corral_tables(
     params[PARAM_MIN_BUDGET] = min_budget
     params[PARAM_FROZEN_WALLS] = int(bool(frozen_walls))
     scratch = new_corral_scratch(n, board.n_boxes, budget, max_boxes)
+    # room for the key of every corral a search takes: its boxes, and the frozen boxes (at
+    # most the other boxes) when they are walls; a longer key's answer is "unknown"
+    width = KEY_HEAD + (nb if frozen_walls else scratch.sub_pos.shape[0])
     return CorralTables(
         cells=board.cells,
         dead=board.dead,
@@ -735,6 +824,8 @@ def new_corral_tables(
         memo_region=np.zeros(slots, dtype=HASH_DTYPE),
         memo_norm=np.zeros(slots, dtype=np.int32),
         memo_status=np.full(slots, -1, dtype=np.int8),
+        memo_key=np.zeros((slots, width), dtype=np.int16),
+        key_probe=np.zeros(width, dtype=np.int16),
         out=np.zeros(N_OUT, dtype=np.int64),
         proof=np.zeros(nb, dtype=SQUARE_DTYPE),
         frozen=np.zeros(nb, dtype=SQUARE_DTYPE),
@@ -822,14 +913,15 @@ def corral_status(ct, box_at, box_pos, player):
     Runs ``corral_deadlock`` on every corral that needs a push, stopping at the first
     deadlock. With a memo (``params[PARAM_MEMO]`` > 0) each answer is stored under its
     ``corral_key`` in a direct-mapped table (a colliding key overwrites the slot) and a
-    repeated key is answered without searching. With ``params[PARAM_FROZEN_WALLS]``, when a
-    corral has more boxes than a search takes and no deadlock is found, the position is
-    labelled again with its frozen boxes as walls and the corrals that border one are
-    searched too (module docstring); the plain labelling is then restored (unless that look
-    proves a deadlock), so the cost falls only on positions whose corrals were too large to
-    search. When a search of a plain corral (not the memo) proves a deadlock,
-    ``proof[:out[OUT_PROOF_LEN]]`` and ``out[OUT_PROOF_NORM]`` hold the corral's box squares
-    and the normalized player square; else ``out[OUT_PROOF_LEN]`` is 0.
+    repeated key is answered without searching, once its exact key (``key_row``) matches
+    too. With ``params[PARAM_FROZEN_WALLS]``, when a corral has more boxes than a search
+    takes and no deadlock is found, the position is labelled again with its frozen boxes as
+    walls and the corrals that border one are searched too (module docstring); the plain
+    labelling is then restored (unless that look proves a deadlock), so the cost falls only
+    on positions whose corrals were too large to search. When a search of a plain corral
+    (not the memo) proves a deadlock, ``proof[:out[OUT_PROOF_LEN]]`` and
+    ``out[OUT_PROOF_NORM]`` hold the corral's box squares and the normalized player square;
+    else ``out[OUT_PROOF_LEN]`` is 0.
 
     Returns:
         CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
@@ -909,6 +1001,7 @@ def _status_of_corrals(ct, box_at, player, second_look):
                 and ct.memo_boxes[slot] == h_boxes
                 and ct.memo_region[slot] == h_region
                 and ct.memo_norm[slot] == norm
+                and _memo_row_matches(ct, box_at, k, slot)
             ):
                 ct.counters[COUNT_MEMO_HITS] += 1
                 if status == CORRAL_DEADLOCK:
@@ -923,6 +1016,7 @@ def _status_of_corrals(ct, box_at, player, second_look):
             ct.memo_region[slot] = h_region
             ct.memo_norm[slot] = norm
             ct.memo_status[slot] = status
+            key_row(ct, box_at, k, ct.memo_key[slot])
         if status == CORRAL_DEADLOCK:
             if not second_look:
                 if slot < 0:
