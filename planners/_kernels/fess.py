@@ -387,7 +387,7 @@ def _room_rows(box_at, offsets, areas, rc):
         if memo:
             key = rc.key[r]
             slot = np.int64(key & mask)
-            if rc.memo_key[slot] == key:
+            if rc.memo_key[slot] == key:  # a collision misstates a feature, never prunes
                 row = rc.memo_row[slot]
                 for s in range(n_rooms):
                     intact[r, s] = 1 if (row >> np.uint64(s)) & one else 0

@@ -112,7 +112,7 @@ def learned_add(lt, squares, n, norm):
     mask = lt.known.shape[0] - 1
     slot = np.int64(h & np.uint64(mask))
     while lt.known[slot] != 0:
-        if lt.known[slot] == h:
+        if lt.known[slot] == h:  # a hash match only skips a duplicate, checked square by square
             q = lt.known_pat[slot]
             if lt.norm[q] == norm and lt.start[q + 1] - lt.start[q] == n:
                 same = True
@@ -201,6 +201,7 @@ def match_learned(lt, box_at, box_pos, player, offsets, sub_box_at, stamps, stac
         stamps: uint32[n_cells + 1]; stack: int32[n_cells]: fill scratch.
         first: the patterns before it are not looked at.
     """
+    # no hash decides a match (a prune): exact signature bits, squares read, region refilled
     n = lt.count[0]
     if n <= first:
         return -1

@@ -26,7 +26,7 @@ from planners._kernels.fess import (
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
-from soko_gym.engine.corral import load_queued
+from soko_gym.engine.corral import load_queued, row_holds_boxes
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock, bipartite_deadlock_from
 from soko_gym.engine.patterns import is_pattern_deadlock
@@ -118,6 +118,8 @@ MoveScratch = namedtuple(
         "feat",  # int32[N_FEAT] the features of the destination at hand (FEAT_* slots)
         "cache_key",  # uint64[cap] feature cache (cap a power of two): box-set hash per slot
         "cache_val",  # int32[cap, N_FEAT] its entry; FEAT_KIND -2 marks an empty slot
+        "cache_boxes",  # uint64[cap, n_words] its box set, a bit per floor square (exact key)
+        "pos_bits",  # uint64[n_words] the box set of the position whose moves are generated
         "region",  # int32[n_cells] a tag per square: the region ``edge_blocks`` last numbered
         "contrib",  # int32[n_cells] pushes the player could make from each free square
         "reg_mob",  # int32[1] that region's pushes from its squares (dead squares left out)
@@ -157,7 +159,8 @@ def new_move_scratch(
 ) -> MoveScratch:
     """Fresh scratch for ``push_moves`` on a board with cell flags ``cells``.
 
-    ``cache_bits``: the feature cache holds ``2 ** cache_bits`` entries (about 32 bytes each).
+    ``cache_bits``: the feature cache holds ``2 ** cache_bits`` entries (about 32 bytes each,
+    and a bit per floor square: each entry's exact box set).
     """
     n = cells.shape[0]
     cap = 1 << cache_bits
@@ -165,6 +168,7 @@ def new_move_scratch(
     label = np.full(n, -1, dtype=np.int32)
     cache_val = np.zeros((cap, N_FEAT), dtype=np.int32)
     cache_val[:, FEAT_KIND] = -2
+    n_words = max(1, -(-int(np.count_nonzero(cells & FLOOR)) // 64))
     return MoveScratch(
         stamps=new_stamps(cells),
         stack=stack,
@@ -190,6 +194,8 @@ def new_move_scratch(
         feat=np.zeros(N_FEAT, dtype=np.int32),
         cache_key=np.zeros(cap, dtype=np.uint64),
         cache_val=cache_val,
+        cache_boxes=np.zeros((cap, n_words), dtype=np.uint64),
+        pos_bits=np.zeros(n_words, dtype=np.uint64),
         region=np.full(n, -1, dtype=np.int32),
         contrib=np.zeros(n, dtype=np.int32),
         reg_mob=np.zeros(1, dtype=np.int32),
@@ -369,6 +375,37 @@ def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds, ow
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _box_bits(floor_index, box_pos, bits):
+    """Write the box set ``box_pos`` into ``bits``: bit ``floor_index[sq]`` per box square."""
+    for w in range(bits.shape[0]):
+        bits[w] = 0
+    for b in range(box_pos.shape[0]):
+        f = floor_index[box_pos[b]]
+        bits[f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _moved_bits(floor_index, pos_bits, src, dst, row, write):
+    """Compare (or, with ``write``, set) ``row`` with the box set ``pos_bits`` after src -> dst.
+
+    Returns True when ``row`` holds that box set (always, after writing it).
+    """
+    fs = floor_index[src]
+    fd = floor_index[dst]
+    for w in range(row.shape[0]):
+        x = pos_bits[w]
+        if w == fs >> 6:
+            x ^= np.uint64(1) << np.uint64(fs & 63)
+        if w == fd >> 6:
+            x ^= np.uint64(1) << np.uint64(fd & 63)
+        if write:
+            row[w] = x
+        elif row[w] != x:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     """Write every macro push move of a position and its features into ``moves``.
 
@@ -424,6 +461,7 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
     h0 = np.uint64(0)
     for b in range(n_boxes):
         h0 ^= tables.zobrist[box_pos[b]]
+    _box_bits(tables.floor_index, box_pos, sc.pos_bits)
     feat = sc.feat
     mask = np.uint64(sc.cache_key.shape[0] - 1)
     dst_mark = sc.dst_mark
@@ -496,11 +534,17 @@ def push_moves(tables, sc, learned, box_at, box_pos, player, moves):
             if dst != src:
                 h = h0 ^ tables.zobrist[src] ^ tables.zobrist[dst]
                 slot = np.int64((h ^ (h >> np.uint64(31))) & mask)
-                if sc.cache_key[slot] == h and sc.cache_val[slot, FEAT_KIND] != -2:
+                key = sc.cache_boxes[slot]
+                if (
+                    sc.cache_key[slot] == h
+                    and sc.cache_val[slot, FEAT_KIND] != -2
+                    and _moved_bits(tables.floor_index, sc.pos_bits, src, dst, key, False)
+                ):  # the exact box set too: a colliding hash would reject a live move as dead
                     for j in range(feat.shape[0]):  # a loop: slice copies compile shape errors
                         feat[j] = sc.cache_val[slot, j]
                 else:
                     sc.cache_key[slot] = h
+                    _moved_bits(tables.floor_index, sc.pos_bits, src, dst, key, True)
                     if is_simple_deadlock(cells, dead, box_at, offsets, dst, sc.seen, sc.trail):
                         feat[FEAT_KIND] = DL_FREEZE
                     elif is_pattern_deadlock(
@@ -1148,6 +1192,7 @@ RoomScratch = namedtuple(
         "nodes",  # int32[budget, max_boxes + 1] box squares and player per position
         "key",  # uint64[cap] table of positions seen (cap a power of two >= 2 * budget)
         "player",  # int32[cap] its normalized players, all -1 on entry and on return
+        "row",  # int32[cap] the row of ``nodes`` holding each slot's position
         "pos",  # int32[max_boxes]
         "pushes",  # int32[4 * max_boxes]
         "used",  # int64[budget] the table slots filled, to empty the table on return
@@ -1162,6 +1207,7 @@ def new_room_scratch(n_cells: int, budget: int, max_boxes: int = 10) -> RoomScra
         nodes=np.zeros((budget, max_boxes + 1), dtype=np.int32),
         key=np.zeros(2 * budget, dtype=np.uint64),
         player=np.full(2 * budget, -1, dtype=np.int32),
+        row=np.zeros(2 * budget, dtype=np.int32),
         pos=np.zeros(max_boxes, dtype=np.int32),
         pushes=np.zeros(4 * max_boxes, dtype=np.int32),
         used=np.zeros(budget, dtype=np.int64),
@@ -1220,6 +1266,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
                 off_goal += 1
     if off_goal == 0:
         return ROOM_OPEN
+    n_boxes = np.int64(m)
     sub_nodes[0, max_boxes] = player
     status = ROOM_DEADLOCK
     tail = 1
@@ -1234,6 +1281,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
     slot = np.int64((h0 ^ np.uint64(norm)) & np.uint64(cap_mask))
     table_key[slot] = h0
     table_player[slot] = norm
+    rs.row[slot] = 0
     used[0] = slot
     while status == ROOM_DEADLOCK and head < tail:
         h = load_queued(sub_nodes, np.int64(head), np.int64(m), sub_pos, sub_box_at, zobrist)
@@ -1261,8 +1309,10 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
                         sub_box_at, offsets, np.int64(child_player), stamps, stack
                     )
                     slot = np.int64((h2 ^ np.uint64(norm)) & np.uint64(cap_mask))
-                    while table_player[slot] != -1 and not (
-                        table_key[slot] == h2 and table_player[slot] == norm
+                    while table_player[slot] != -1 and not (  # a hash match needs the boxes too
+                        table_key[slot] == h2
+                        and table_player[slot] == norm
+                        and row_holds_boxes(sub_nodes, np.int64(rs.row[slot]), n_boxes, sub_box_at)
                     ):
                         slot = (slot + 1) & cap_mask
                     if table_player[slot] == -1:
@@ -1271,6 +1321,7 @@ def room_deadlock(tables, sc, rs, box_at, area, area_squares, player, limit):
                         else:
                             table_key[slot] = h2
                             table_player[slot] = norm
+                            rs.row[slot] = tail
                             used[tail] = slot
                             for j in range(m):
                                 sub_nodes[tail, j] = box_pos[j]

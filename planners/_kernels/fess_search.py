@@ -149,6 +149,7 @@ FessScratch = namedtuple(
         "memo_hash",  # uint64[cap] room memo by room_key: the boxes' hash
         "memo_info",  # int64[cap] room * 2^32 + normalized player
         "memo_status",  # int8[cap] the answer, -1 for an empty slot
+        "memo_squares",  # int16[cap, room max boxes + 1] the boxes' count and squares (exact key)
         "rng",  # uint64[1] xorshift state of the seeded tie-breaks
         "room_budget",  # int64[n_rooms] each room's current search budget (``_adapt``)
     ],
@@ -213,15 +214,34 @@ def _tt_hash(h, norm):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def tt_find(tree, h, norm):
-    """(node with boxes hash ``h`` and normalized player ``norm`` or -1, its free slot)."""
+def _holds_moved(tree, n, box_at, src, dst):
+    """True when node ``n``'s boxes are ``box_at``'s with the box on ``src`` moved to ``dst``.
+
+    Both box sets have as many distinct squares, so each of ``n``'s being one of the other's
+    is equality (node rows keep box indices along their moves: one box set, many orders).
+    """
+    for b in range(tree.box_pos.shape[1]):
+        sq = tree.box_pos[n, b]
+        if sq != dst and (sq == src or box_at[sq] < 0):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def tt_find(tree, h, norm, box_at, src, dst):
+    """(node of a position or -1, its free slot): the transposition table's look-up.
+
+    The position is ``box_at`` with the box on ``src`` moved to ``dst`` (-1, -1: as it is),
+    its boxes' hash ``h`` and normalized player ``norm``. A node matches on its hash, norm and
+    box squares: a hash collision alone would close a live position's move as a transposition.
+    """
     mask = tree.tt.shape[0] - 1
     s = _slot(_tt_hash(h, norm), mask)
     while True:
         n = tree.tt[s]
         if n < 0:
             return -1, s
-        if tree.hash[n] == h and tree.norm[n] == norm:
+        if tree.hash[n] == h and tree.norm[n] == norm and _holds_moved(tree, n, box_at, src, dst):
             return n, s
         s = (s + 1) & mask
 
@@ -454,6 +474,32 @@ def _next_random(w):
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _room_boxes(box_at, squares, row, write):
+    """Compare (or, with ``write``, set) a room memo row with the boxes on the area ``squares``.
+
+    ``row``: the count, then the squares in area order; -1 for more boxes than fit, as many as
+    a room search takes, whose search says ROOM_UNKNOWN at once. Returns True when the row
+    holds those boxes, or both hold too many: a hash match never hands a room another's proof.
+    """
+    n = 0
+    for i in range(squares.shape[0]):
+        sq = squares[i]
+        if box_at[sq] >= 0:
+            n += 1
+            if n == row.shape[0]:
+                if write:
+                    row[0] = -1
+                return row[0] < 0
+            if write:
+                row[n] = sq
+            elif row[n] != sq:
+                return False
+    if write:
+        row[0] = n
+    return row[0] == n
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _room_test(t, sc, w, learned, player, dst):
     """The room deadlock search on the room the moved box ends in (or next to); True: dead."""
     mt = t.mt
@@ -471,7 +517,12 @@ def _room_test(t, sc, w, learned, player, dst):
     )
     info = (np.int64(room) << 32) | np.int64(norm)
     s = _slot(h ^ np.uint64(info * 0x94D049BB133111EB), w.memo_hash.shape[0] - 1)
-    if w.memo_status[s] >= 0 and w.memo_hash[s] == h and w.memo_info[s] == info:
+    if (
+        w.memo_status[s] >= 0
+        and w.memo_hash[s] == h
+        and w.memo_info[s] == info
+        and _room_boxes(w.box_at, squares, w.memo_squares[s], False)
+    ):
         return w.memo_status[s] == ROOM_DEADLOCK
     limit = w.room_budget[room]
     status = room_deadlock(mt, sc, w.room, w.box_at, t.room_area[room], squares, player, limit)
@@ -480,6 +531,7 @@ def _room_test(t, sc, w, learned, player, dst):
     w.memo_hash[s] = h
     w.memo_info[s] = info
     w.memo_status[s] = status
+    _room_boxes(w.box_at, squares, w.memo_squares[s], True)
     if status == ROOM_DEADLOCK and t.opts[O_LEARNED]:
         n = 0
         for i in range(squares.shape[0]):
@@ -640,7 +692,7 @@ def _expand(t, sc, w, tree, dt, node, j):
     norm = np.int64(row[K_NORM])
     z = t.mt.zobrist
     h = tree.hash[node] ^ z[src] ^ z[dst]
-    found, slot = tt_find(tree, h, norm)
+    found, slot = tt_find(tree, h, norm, w.box_at, src, dst)
     if found >= 0:
         ctr[C_TRANSPOSITIONS] += 1
         _close_move(tree, node)
@@ -738,8 +790,6 @@ def _start(t, sc, w, tree, dt):
     ctr[C_LABELLED] = -1
     ctr[C_WMIN] = min(t.ot.weights[0], t.ot.weights[1])
     root = np.int64(0)
-    _, slot = tt_find(tree, tree.hash[0], np.int64(tree.norm[0]))
-    tree.tt[slot] = 0
     f = tree.feat[0]
     rooms = np.int64(f[3]) if t.opts[O_ROOM_AXIS] else np.int64(0)
     tree.cell[0] = _cell_of(tree, np.int64(f[0]), np.int64(f[1]), np.int64(f[2]), rooms)
@@ -748,6 +798,9 @@ def _start(t, sc, w, tree, dt):
     for b in range(w.box_pos.shape[0]):  # nothing loaded yet
         w.box_pos[b] = tree.box_pos[0, b]
     _load(tree, w, root)
+    none = np.int64(-1)  # no box moved (int64: one compiled tt_find)
+    _, slot = tt_find(tree, tree.hash[0], np.int64(tree.norm[0]), w.box_at, none, none)
+    tree.tt[slot] = 0
     generate_moves(t, sc, w, tree, dt, root)
     tree.lseen[0] = 0  # no node test ran on the root: its children test every pattern
     _push_node(tree, root)

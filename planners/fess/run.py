@@ -283,6 +283,7 @@ class FessRun:
         )  # fmt: skip
         budget = cfg.deadlock_budget
         seed = 0 if cfg.seed is None else int(cfg.seed)
+        room = new_room_scratch(n, budget)
         self.work = FessScratch(
             box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
             box_pos=np.zeros(nb, dtype=SQUARE_DTYPE),
@@ -295,10 +296,11 @@ class FessRun:
             pi_sq_pushes=np.zeros(4 * max(1, nb), dtype=np.int64),
             proof=np.zeros(max(1, nb), dtype=SQUARE_DTYPE),
             sub_box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
-            room=new_room_scratch(n, budget),
+            room=room,
             memo_hash=np.zeros(_MEMO_SIZE, dtype=HASH_DTYPE),
             memo_info=np.zeros(_MEMO_SIZE, dtype=np.int64),
             memo_status=np.full(_MEMO_SIZE, -1, dtype=np.int8),
+            memo_squares=np.zeros((_MEMO_SIZE, room.nodes.shape[1]), dtype=np.int16),
             rng=np.array([(seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) % 2**64 or 1],
                          dtype=np.uint64),
             room_budget=np.full(max(1, self.rooms.n_rooms), budget, dtype=np.int64),

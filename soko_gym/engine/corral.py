@@ -36,7 +36,10 @@ smaller problem (fewer boxes only widen walks and free targets), so if no sequen
 *open* position (the player reaches every free square of K) or one with every corral box on a
 goal, the position is a deadlock. Pushes onto dead squares and freezes off goal are pruned
 inside it. When the node budget runs out the answer is unknown, never a deadlock. Visited
-positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables.
+positions are keyed by (box Zobrist hash, normalized player), as in the planners' tables, and
+a hash match counts only when the stored box squares are the same too: a hash collision could
+otherwise pass an unvisited position for a visited one and let the search run dry on a live
+position.
 
 Frozen boxes as walls (``frozen_walls``): a box that can never move again
 (``lowerbound.mark_frozen_boxes``: blocked on both axes by walls, dead squares or other such
@@ -300,37 +303,69 @@ def _is_open(region, start, length, sub_box_at, stamps):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _sub_slot(sub_hash, sub_player, h, p):
-    """Slot of key (h, p) in the sub-search's open-addressing table (linear probing)."""
+def row_holds_boxes(sub_nodes, row, m, box_at):
+    """True when the ``m`` squares of ``sub_nodes[row]`` hold boxes ``0 .. m - 1`` of ``box_at``.
+
+    Both hold ``m`` distinct squares, so this is equality of the box sets, whatever their
+    order: a search's rows keep each box's index along its pushes, so one box set reached
+    along two paths may list its squares in two orders.
+    """
+    for j in range(m):
+        b = box_at[sub_nodes[row, j]]
+        if b < 0 or b >= m:  # a free square, or a frozen box (never a stored box's square)
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sub_slot(sub_hash, sub_player, sub_row, sub_nodes, h, p, box_at, m):
+    """Slot of the position (``box_at``, hash ``h``, normalized player ``p``) in the table.
+
+    Open addressing with linear probing; a slot matches only when its row holds the same box
+    set too, so two box sets whose hashes collide never pass for one visited position (which
+    could let a search run dry and prove a live position dead).
+    """
     mask = sub_hash.shape[0] - 1
     i = np.int64(
         (h ^ (h >> np.uint64(29)) ^ np.uint64(p) * np.uint64(0x9E3779B97F4A7C15)) & np.uint64(mask)
     )
-    while sub_player[i] != _EMPTY and (sub_hash[i] != h or sub_player[i] != p):
+    while sub_player[i] != _EMPTY:
+        if (
+            sub_hash[i] == h
+            and sub_player[i] == p
+            and row_holds_boxes(sub_nodes, np.int64(sub_row[i]), m, box_at)
+        ):
+            break
         i = (i + 1) & mask
     return i
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def queue_position(sub_hash, sub_player, sub_nodes, tail, limit, box_pos, player, h, norm):
-    """Append a position to a bounded breadth-first push search unless its key is stored.
+def queue_position(
+    sub_hash, sub_player, sub_row, sub_nodes, tail, limit, box_pos, box_at, player, h, norm
+):
+    """Append a position to a bounded breadth-first push search unless it is stored.
 
     The search's rows ``sub_nodes`` hold the box squares, then the player (column -2) and the
     table slot of the row's key (column -1); the open-addressing table (``sub_hash``,
-    ``sub_player``) maps each stored key (box hash ``h``, normalized player ``norm``) to its
-    row, and ``clear_queue`` empties it again. The corral and exhaustion tests share both.
+    ``sub_player``, ``sub_row``) maps each stored key (box hash ``h``, normalized player
+    ``norm``) to its row, whose box squares decide a hash match, and ``clear_queue`` empties
+    it again. The corral and exhaustion tests share both. ``box_at`` holds the position's
+    boxes ``box_pos`` (by index) and no other movable box.
 
     Returns:
-        ``tail + 1`` when the position was stored as row ``tail``, ``tail`` when its key was
-        stored already, -1 when the key is new but ``tail`` reached ``limit``.
+        ``tail + 1`` when the position was stored as row ``tail``, ``tail`` when it was
+        stored already, -1 when it is new but ``tail`` reached ``limit``.
     """
-    slot = _sub_slot(sub_hash, sub_player, h, norm)
+    m = box_pos.shape[0]
+    slot = _sub_slot(sub_hash, sub_player, sub_row, sub_nodes, h, norm, box_at, np.int64(m))
     if sub_player[slot] != _EMPTY:
         return tail
     if tail == limit:
         return -1
     sub_hash[slot] = h
     sub_player[slot] = norm
+    sub_row[slot] = tail
     width = sub_nodes.shape[1]
     for j in range(box_pos.shape[0]):
         sub_nodes[tail, j] = box_pos[j]
@@ -390,7 +425,8 @@ def corral_deadlock(ct, box_at, k, player):
     cells, dead, offsets, zobrist = ct.cells, ct.dead, ct.offsets, ct.zobrist
     region, barrier, info = ct.region, ct.barrier, ct.info
     sub_box_at, sub_nodes, sub_hash = ct.sub_box_at, ct.sub_nodes, ct.sub_hash
-    sub_player, sub_pos, sub_pushes = ct.sub_player, ct.sub_pos, ct.sub_pushes
+    sub_player, sub_row = ct.sub_player, ct.sub_row
+    sub_pos, sub_pushes = ct.sub_pos, ct.sub_pushes
     stamps, stack, seen, trail = ct.stamps, ct.stack, ct.seen, ct.trail
     budget = ct.params[PARAM_BUDGET]
     adaptive = ct.params[PARAM_MIN_BUDGET] > 0
@@ -436,11 +472,12 @@ def corral_deadlock(ct, box_at, k, player):
         status = CORRAL_OPEN
     for i in range(m):
         sub_pos[i] = sub_nodes[0, i]
-        sub_box_at[sub_pos[i]] = -1
     tail = queue_position(
-        sub_hash, sub_player, sub_nodes, np.int64(0), np.int64(limit), sub_pos[:m],
-        np.int64(player), h, np.int64(norm),
+        sub_hash, sub_player, sub_row, sub_nodes, np.int64(0), np.int64(limit), sub_pos[:m],
+        sub_box_at, np.int64(player), h, np.int64(norm),
     )  # fmt: skip
+    for i in range(m):
+        sub_box_at[sub_pos[i]] = -1
     head = 0
     while status == CORRAL_DEADLOCK and head < tail:
         h = load_queued(sub_nodes, np.int64(head), np.int64(m), sub_pos, sub_box_at, zobrist)
@@ -461,8 +498,8 @@ def corral_deadlock(ct, box_at, k, player):
                     status = CORRAL_OPEN
                 else:
                     stored = queue_position(
-                        sub_hash, sub_player, sub_nodes, np.int64(tail), np.int64(limit), box_pos,
-                        np.int64(child_player), h2, np.int64(norm),
+                        sub_hash, sub_player, sub_row, sub_nodes, np.int64(tail), np.int64(limit),
+                        box_pos, sub_box_at, np.int64(child_player), h2, np.int64(norm),
                     )  # fmt: skip
                     if stored < 0:
                         status = CORRAL_UNKNOWN
@@ -545,6 +582,90 @@ def corral_key(ct, box_at, k, player):
     return h_boxes, h_region, norm
 
 
+# Head of an exact corral key row (``key_row``): counts and K's smallest square, then squares.
+KEY_BOXES = 0  # the corral's boxes (-1: the key is longer than the row, not stored)
+KEY_FROZEN = 1  # frozen boxes taken as walls
+KEY_LOWEST = 2  # the smallest square of K
+KEY_HEAD = 3
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sort_run(row, start, n):
+    """Sort ``row[start : start + n]`` in place, increasing (insertion sort: a few squares)."""
+    for i in range(start + 1, start + n):
+        x = row[i]
+        j = i - 1
+        while j >= start and row[j] > x:
+            row[j + 1] = row[j]
+            j -= 1
+        row[j + 1] = x
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def key_row(ct, box_at, k, row):
+    """Write corral ``k``'s exact memo key into ``row`` (int16); False when it does not fit.
+
+    The row holds (``KEY_*`` head) the number of the corral's boxes B, of the frozen boxes F
+    taken as walls and the smallest square of K, then B's and F's squares, each increasing;
+    ``row[KEY_BOXES]`` is -1 when they do not fit. With ``corral_key``'s norm it names the
+    sub-problem exactly: B and F fix the board, the norm the player's region P on it; the
+    barrier is the boxes of B next to P (an interior box touches only K, walls, F and the
+    barrier, none in P), and K, closed but for walls, F and the barrier, is the component of
+    the other squares holding its smallest square. Arguments as in ``corral_deadlock``.
+    """
+    width = row.shape[0]
+    n = KEY_HEAD
+    bstart = ct.info[k, INFO_BARRIER_START]
+    for j in range(bstart, bstart + ct.info[k, INFO_BARRIER_LEN]):
+        if n == width:
+            row[KEY_BOXES] = -1
+            return False
+        row[n] = ct.barrier[j]
+        n += 1
+    lowest = ct.cells.shape[0]
+    rstart = ct.info[k, INFO_REGION_START]
+    for j in range(rstart, rstart + ct.info[k, INFO_REGION_LEN]):
+        sq = ct.region[j]
+        lowest = min(lowest, sq)
+        if box_at[sq] >= 0:
+            if n == width:
+                row[KEY_BOXES] = -1
+                return False
+            row[n] = sq
+            n += 1
+    n_boxes = n - KEY_HEAD
+    n_frozen = ct.out[OUT_N_FROZEN]
+    if n + n_frozen > width:
+        row[KEY_BOXES] = -1
+        return False
+    for i in range(n_frozen):
+        row[n + i] = ct.frozen[i]
+    _sort_run(row, KEY_HEAD, n_boxes)
+    _sort_run(row, n, n_frozen)
+    row[KEY_BOXES] = n_boxes
+    row[KEY_FROZEN] = n_frozen
+    row[KEY_LOWEST] = lowest
+    return True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _memo_row_matches(ct, box_at, k, slot):
+    """True when memo ``slot``, whose hashes match corral ``k``'s key, holds that very key.
+
+    Run only on a hash match, so a hash collision never hands one corral another's answer.
+    A key too long for its row is a corral with more boxes than a search takes, whose search
+    says unknown at once: such a slot answers (unknown) any such corral, and no other.
+    """
+    stored = ct.memo_key[slot]
+    probe = ct.key_probe
+    if not key_row(ct, box_at, k, probe) or stored[KEY_BOXES] < 0:
+        return probe[KEY_BOXES] < 0 and stored[KEY_BOXES] < 0
+    for j in range(KEY_HEAD + probe[KEY_BOXES] + probe[KEY_FROZEN]):
+        if probe[j] != stored[j]:
+            return False
+    return True
+
+
 class CorralScratch(NamedTuple):
     """Scratch arrays of the corral kernels for one board (see ``new_corral_scratch``)."""
 
@@ -556,6 +677,7 @@ class CorralScratch(NamedTuple):
     sub_nodes: np.ndarray  # int32[budget, max_boxes + 2]
     sub_hash: np.ndarray  # uint64[table cap]
     sub_player: np.ndarray  # int32[table cap], all -1
+    sub_row: np.ndarray  # int32[table cap] row of ``sub_nodes`` holding each slot's position
     sub_pos: np.ndarray  # int32[max_boxes]
     sub_pushes: np.ndarray  # int32[4 * max_boxes]
 
@@ -584,6 +706,7 @@ def new_corral_scratch(
         sub_nodes=np.zeros((cap, mb + 2), dtype=SQUARE_DTYPE),
         sub_hash=np.zeros(table, dtype=HASH_DTYPE),
         sub_player=np.full(table, _EMPTY, dtype=np.int32),
+        sub_row=np.zeros(table, dtype=np.int32),
         sub_pos=np.zeros(mb, dtype=SQUARE_DTYPE),
         sub_pushes=np.zeros(4 * mb, dtype=SQUARE_DTYPE),
     )
@@ -634,6 +757,8 @@ CorralTables = namedtuple(
         "memo_region",  # uint64[memo cap] squares hash,
         "memo_norm",  # int32[memo cap] normalized player square,
         "memo_status",  # int8[memo cap] and the search's answer, -1 for an empty slot
+        "memo_key",  # int16[memo cap, key width] each slot's exact key (``key_row``)
+        "key_probe",  # int16[key width] scratch: the exact key of a corral being looked up
         "out",  # int64[N_OUT] per-call outputs (OUT_* slots)
         "proof",  # int32[n_boxes] squares of the latest proof's corral boxes
         "frozen",  # int32[n_boxes] squares of the frozen boxes taken as walls (OUT_N_FROZEN)
@@ -679,6 +804,9 @@ def new_corral_tables(
     params[PARAM_MIN_BUDGET] = min_budget
     params[PARAM_FROZEN_WALLS] = int(bool(frozen_walls))
     scratch = new_corral_scratch(n, board.n_boxes, budget, max_boxes)
+    # room for the key of every corral a search takes: its boxes, and the frozen boxes (at
+    # most the other boxes) when they are walls; a longer key's answer is "unknown"
+    width = KEY_HEAD + (nb if frozen_walls else scratch.sub_pos.shape[0])
     return CorralTables(
         cells=board.cells,
         dead=board.dead,
@@ -696,6 +824,8 @@ def new_corral_tables(
         memo_region=np.zeros(slots, dtype=HASH_DTYPE),
         memo_norm=np.zeros(slots, dtype=np.int32),
         memo_status=np.full(slots, -1, dtype=np.int8),
+        memo_key=np.zeros((slots, width), dtype=np.int16),
+        key_probe=np.zeros(width, dtype=np.int16),
         out=np.zeros(N_OUT, dtype=np.int64),
         proof=np.zeros(nb, dtype=SQUARE_DTYPE),
         frozen=np.zeros(nb, dtype=SQUARE_DTYPE),
@@ -783,14 +913,15 @@ def corral_status(ct, box_at, box_pos, player):
     Runs ``corral_deadlock`` on every corral that needs a push, stopping at the first
     deadlock. With a memo (``params[PARAM_MEMO]`` > 0) each answer is stored under its
     ``corral_key`` in a direct-mapped table (a colliding key overwrites the slot) and a
-    repeated key is answered without searching. With ``params[PARAM_FROZEN_WALLS]``, when a
-    corral has more boxes than a search takes and no deadlock is found, the position is
-    labelled again with its frozen boxes as walls and the corrals that border one are
-    searched too (module docstring); the plain labelling is then restored (unless that look
-    proves a deadlock), so the cost falls only on positions whose corrals were too large to
-    search. When a search of a plain corral (not the memo) proves a deadlock,
-    ``proof[:out[OUT_PROOF_LEN]]`` and ``out[OUT_PROOF_NORM]`` hold the corral's box squares
-    and the normalized player square; else ``out[OUT_PROOF_LEN]`` is 0.
+    repeated key is answered without searching, once its exact key (``key_row``) matches
+    too. With ``params[PARAM_FROZEN_WALLS]``, when a corral has more boxes than a search
+    takes and no deadlock is found, the position is labelled again with its frozen boxes as
+    walls and the corrals that border one are searched too (module docstring); the plain
+    labelling is then restored (unless that look proves a deadlock), so the cost falls only
+    on positions whose corrals were too large to search. When a search of a plain corral
+    (not the memo) proves a deadlock, ``proof[:out[OUT_PROOF_LEN]]`` and
+    ``out[OUT_PROOF_NORM]`` hold the corral's box squares and the normalized player square;
+    else ``out[OUT_PROOF_LEN]`` is 0.
 
     Returns:
         CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
@@ -870,6 +1001,7 @@ def _status_of_corrals(ct, box_at, player, second_look):
                 and ct.memo_boxes[slot] == h_boxes
                 and ct.memo_region[slot] == h_region
                 and ct.memo_norm[slot] == norm
+                and _memo_row_matches(ct, box_at, k, slot)
             ):
                 ct.counters[COUNT_MEMO_HITS] += 1
                 if status == CORRAL_DEADLOCK:
@@ -884,6 +1016,7 @@ def _status_of_corrals(ct, box_at, player, second_look):
             ct.memo_region[slot] = h_region
             ct.memo_norm[slot] = norm
             ct.memo_status[slot] = status
+            key_row(ct, box_at, k, ct.memo_key[slot])
         if status == CORRAL_DEADLOCK:
             if not second_look:
                 if slot < 0:

@@ -78,6 +78,7 @@ ExhaustTables = namedtuple(
         "nodes",  # int32[max_budget, n_boxes + 2] the queue: box squares, player, table slot
         "hashes",  # uint64[table cap] box hash per slot
         "players",  # int32[table cap] normalized player per slot, -1 for a free slot
+        "rows",  # int32[table cap] row of ``nodes`` holding each slot's position
         "pos",  # int32[n_boxes] the position being expanded
         "pushes",  # int32[4 * n_boxes] legal push codes
         "stamps",  # uint32[n_cells + 1] reachability stamps
@@ -131,6 +132,7 @@ def new_exhaust_tables(
         nodes=np.zeros((rows, nb + 2), dtype=SQUARE_DTYPE),
         hashes=np.zeros(table, dtype=HASH_DTYPE),
         players=np.full(table, _EMPTY, dtype=np.int32),
+        rows=np.zeros(table, dtype=np.int32),
         pos=np.zeros(nb, dtype=SQUARE_DTYPE),
         pushes=np.zeros(4 * nb, dtype=SQUARE_DTYPE),
         stamps=new_stamps(board.cells),
@@ -178,7 +180,7 @@ def exhaust_deadlock(et, box_pos, player, budget):
         EXHAUST_DEADLOCK, EXHAUST_SOLVABLE or EXHAUST_UNKNOWN.
     """
     cells, dead, offsets, zobrist = et.cells, et.dead, et.offsets, et.zobrist
-    box_at, nodes, hashes, players = et.box_at, et.nodes, et.hashes, et.players
+    box_at, nodes, hashes, players, rows = et.box_at, et.nodes, et.hashes, et.players, et.rows
     stamps, stack = et.stamps, et.stack
     seen, trail = et.seen, et.trail
     cstamp, region, barrier, info = et.cstamp, et.region, et.barrier, et.info
@@ -193,15 +195,17 @@ def exhaust_deadlock(et, box_pos, player, budget):
         h ^= zobrist[sq]
     solved = all_on_goal(cells, box_pos, np.int64(m))
     _, norm = reach_player(box_at, offsets, np.int64(player), stamps, stack)
+    tail = 0
+    if not solved:
+        tail = queue_position(
+            hashes, players, rows, nodes, np.int64(0), np.int64(limit), box_pos, box_at,
+            np.int64(player), h, np.int64(norm),
+        )  # fmt: skip
     for i in range(m):
         box_at[box_pos[i]] = -1
     if solved:
         return EXHAUST_SOLVABLE
     status = EXHAUST_DEADLOCK
-    tail = queue_position(
-        hashes, players, nodes, np.int64(0), np.int64(limit), box_pos, np.int64(player), h,
-        np.int64(norm),
-    )  # fmt: skip
     head = 0
     while status == EXHAUST_DEADLOCK and head < tail:
         h = load_queued(nodes, np.int64(head), np.int64(m), pos, box_at, zobrist)
@@ -229,8 +233,8 @@ def exhaust_deadlock(et, box_pos, player, budget):
                 else:
                     _, norm = reach_player(box_at, offsets, np.int64(child_player), stamps, stack)
                     stored = queue_position(
-                        hashes, players, nodes, np.int64(tail), np.int64(limit), pos,
-                        np.int64(child_player), h2, np.int64(norm),
+                        hashes, players, rows, nodes, np.int64(tail), np.int64(limit), pos,
+                        box_at, np.int64(child_player), h2, np.int64(norm),
                     )  # fmt: skip
                     if stored < 0:
                         status = EXHAUST_UNKNOWN

@@ -646,8 +646,8 @@ Fields:
 
 EnvSearch = namedtuple(
     "EnvSearch",
-    "zobrist box_at nodes hashes players pos pushes cstamp region barrier info params counters "
-    "cleared",
+    "zobrist box_at nodes hashes players rows pos pushes cstamp region barrier info params "
+    "counters cleared",
 )
 EnvSearch.__doc__ = """The exhaustion test's tables of N envs (``EnvOptions.deadlock_search``).
 
@@ -793,6 +793,7 @@ def new_env_search(n_env: int, n_cells: int, kind: int, max_boxes: int, budget: 
         np.zeros((n_env, budget, nb + 2), dtype=SQUARE_DTYPE),
         np.zeros((n_env, cap), dtype=HASH_DTYPE),
         np.full((n_env, cap), -1, dtype=np.int32),
+        np.zeros((n_env, cap), dtype=np.int32),
         np.zeros((n_env, nb), dtype=SQUARE_DTYPE),
         np.zeros((n_env, 4 * nb), dtype=SQUARE_DTYPE),
         np.zeros((n_env, n + 1), dtype=np.int32),
@@ -964,7 +965,7 @@ def _search_mask_overload(kind, budget, cells, dead, offsets, state, scratch, se
 def _run_search_mask(kind, budget, cells, dead, offsets, state, scratch, search, i):
     et = ExhaustTables(
         cells, dead, offsets, search.zobrist, search.box_at[i], search.nodes[i],
-        search.hashes[i], search.players[i], search.pos[i], search.pushes[i],
+        search.hashes[i], search.players[i], search.rows[i], search.pos[i], search.pushes[i],
         scratch.stamps[i], scratch.stack[i], scratch.seen[i], scratch.trail[i],
         search.cstamp[i], search.region[i], search.barrier[i], search.info[i],
         search.params[i], search.counters[i],

@@ -283,3 +283,71 @@ def test_each_move_has_the_child_region_mobility_and_explorer_count_a_fill_gives
         assert len(keys) == len(set(keys))
     assert checked >= 5
     assert split > 0  # moves whose box cuts its region in parts (the sums, not a fill)
+
+
+def _colliding(tables):
+    """``MoveTables`` with every Zobrist key 0: every box set hashes alike (forced collisions)."""
+    return tables._replace(zobrist=np.zeros_like(tables.zobrist))
+
+
+def test_the_feature_cache_never_takes_a_colliding_box_set_for_another():
+    # every child hashes alike, so each look-up after the first meets a stored hash: trusting
+    # it, the cache would hand a move the deadlock verdict and features of another box set
+    from planners import SearchLimits
+    from planners._kernels.fess import new_room_count
+    from planners._kernels.fess_moves import push_moves
+    from planners.fess.run import FessRun
+    from planners.fess.search import FessPlanner
+
+    rejected = 0
+    for level in load_levels("xsokoban:1") + load_levels("microban:60"):
+        b = level.board
+        run = FessRun(FessPlanner(), b, SearchLimits(max_nodes=300), None)
+        run.run()
+        n_rooms = run.rooms.n_rooms
+        sc = new_move_scratch(b.cells, b.n_boxes, n_rooms, cache_bits=12)
+        # the room counts' own memo is keyed by hash alone (a feature, never a prune): off
+        sc = sc._replace(rooms=new_room_count(sc.label, sc.stack, n_rooms, memo_bits=0))
+
+        def moves(tables, sc, pos, player, run=run):
+            run._load(pos)
+            k = push_moves(tables, sc, run.learned.tables, run.box_at, pos, player, run.work.moves)
+            return run.work.moves[:k].copy()
+
+        for pos, player in run.positions()[:150]:
+            fresh = new_move_scratch(b.cells, b.n_boxes, n_rooms, cache_bits=2)
+            got = moves(_colliding(run.move_tables), sc, pos, player)
+            assert np.array_equal(got, moves(run.move_tables, fresh, pos, player))
+        rejected += int(sc.kinds.sum())
+    assert rejected > 0  # moves were rejected as dead, their verdicts cached
+
+
+def test_the_room_search_never_takes_a_colliding_position_for_a_visited_one():
+    # every position of a room search hashes alike: trusting the hash, the search would store
+    # one position per player region, run dry and call a live room dead
+    from planners import SearchLimits
+    from planners._kernels.fess_moves import (
+        ROOM_DEADLOCK,
+        ROOM_OPEN,
+        new_room_scratch,
+        room_deadlock,
+    )  # fmt: skip
+    from planners.fess.run import FessRun
+    from planners.fess.search import FessPlanner
+
+    answers = []
+    for selection in ("xsokoban:1", "xsokoban:13"):
+        b = load_levels(selection)[0].board
+        run = FessRun(FessPlanner(), b, SearchLimits(max_nodes=200), None)
+        run.run()
+        t = run.tables
+        rs = new_room_scratch(b.n_cells, 256)
+        for pos, player in run.positions()[:100]:
+            run._load(pos)
+            for r in range(t.room_start.shape[0] - 1):
+                squares = t.room_sq[t.room_start[r] : t.room_start[r + 1]]
+                args = (run.scratch, rs, run.box_at, t.room_area[r], squares, player, 256)
+                status = room_deadlock(run.move_tables, *args)
+                assert room_deadlock(_colliding(run.move_tables), *args) == status
+                answers.append(int(status))
+    assert ROOM_DEADLOCK in answers and ROOM_OPEN in answers

@@ -441,6 +441,68 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
     assert remembered > 0
 
 
+def _colliding(level):
+    """A copy of ``level`` whose board has every Zobrist key 0: every box set hashes alike."""
+    copy = Level.from_xsb(str(level))
+    copy.board.zobrist[:] = 0
+    return copy
+
+
+def test_fess_under_a_zobrist_table_where_every_box_set_collides_still_solves():
+    # only the box squares tell positions apart now, in the transposition table, the feature
+    # cache and the deadlock searches' tables and memos; trusting the hash, FESS took each
+    # child for a transposition of its parent and called every one of these levels unsolvable
+    for level in load_levels("microban:1-10"):
+        result = planners.solve(_colliding(level), "fess", SearchLimits(max_nodes=20_000))
+        assert result.solved, level.title
+        assert verify(level, result.lurd).ok
+
+
+def test_the_transposition_table_takes_a_colliding_position_for_no_stored_one():
+    from planners._kernels.fess_search import tt_find
+    from planners.fess.run import new_tree
+
+    tree = new_tree(2, 4, 8)
+    tree.box_pos[0] = [5, 9]
+    tree.hash[0], tree.norm[0] = 77, 1
+    box_at = np.full(16, -1, dtype=np.int16)
+    box_at[[5, 9]] = [0, 1]
+    _, slot = tt_find(tree, np.uint64(77), 1, box_at, -1, -1)
+    tree.tt[slot] = 0
+    h = np.uint64(77)  # the hash of the stored boxes, as a colliding box set would have it
+    assert tt_find(tree, h, 1, box_at, 9, 10)[0] == -1  # boxes on 5 and 10: a new position
+    assert tt_find(tree, h, 2, box_at, -1, -1)[0] == -1  # another player region
+    box_at[[5, 9]] = -1
+    box_at[[9, 12]] = [0, 1]
+    assert tt_find(tree, h, 1, box_at, 12, 5)[0] == 0  # boxes on 9 and 5: the stored one
+
+
+def test_node_deadlock_tests_and_their_memos_under_colliding_hashes_never_stop_a_solution():
+    # the room and corral searches and their memos with every box set hashing alike: each
+    # memo slot is met by many sub-problems, none of which may take another's answer
+    remembered = 0
+    for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
+        result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
+        assert result.solved
+        board = _colliding(level).board
+        run = FessRun(FessPlanner(), board, SearchLimits(), None)
+        steps = []
+        before = board.start_boxes.astype(np.int32)
+        for i, ch in enumerate(result.lurd):
+            if ch.isupper():
+                state = verify(level, result.lurd[: i + 1]).state
+                pos = state.box_pos.astype(np.int32).copy()
+                dst = int(np.setdiff1d(pos, before)[0])
+                steps.append((pos, int(state.player), dst))
+                before = pos
+        for _ in range(2):
+            for pos, player, dst in steps:
+                run._load(pos)
+                assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
+        remembered += int((run.work.memo_status >= 0).sum() + (run.corrals.memo_status >= 0).sum())
+    assert remembered > 0
+
+
 def test_packing_plan_tries_the_next_sink_room_when_the_first_cannot_be_emptied_into():
     # XSokoban 31: the paper's sink room (the basin holding the most boxes) leaves boxes on
     # the board; the next candidate takes them all

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from numba import njit
@@ -10,6 +12,8 @@ from soko_gym.engine.corral import (
     CORRAL_DEADLOCK,
     CORRAL_OPEN,
     CORRAL_UNKNOWN,
+    COUNT_EXPANDED,
+    COUNT_FROZEN_LOOKS,
     COUNT_MEMO_HITS,
     COUNT_SEARCHES,
     INFO_BARRIER_LEN,
@@ -63,6 +67,11 @@ FROZEN_FENCE_OPENS = (
 )
 WALL_LINE_ONE_GOAL = "#######\n#.    #\n# $ $ #\n#@    #\n#    .#\n#######"
 WALL_LINE_TWO_GOALS = "#######\n#.   .#\n# $ $ #\n#@    #\n#     #\n#######"
+
+
+def colliding(board):
+    """``board`` with every Zobrist key 0: every box set hashes alike (a forced collision)."""
+    return dataclasses.replace(board, zobrist=np.zeros_like(board.zobrist))
 
 
 def position(xsb, boxes=None):
@@ -222,6 +231,68 @@ def _random_positions(level, n_walks, length, seed):
             player = int(box_pos[box])
             box_pos = box_pos.copy()
             box_pos[box] += int(board.offsets[d])
+
+
+def test_corral_deadlock__a_hash_collision_never_proves_a_live_corral_dead():
+    # with every box set hashing alike the search tells its positions apart by their squares;
+    # fooled by the hash, it stored one position per player region, ran dry and said dead
+    board, state = position(CORRAL_OPENS)
+    assert corral_deadlock_status(colliding(board), state) == CORRAL_OPEN
+    assert planners.solve(CORRAL_OPENS, "bfs").solved
+
+
+@pytest.mark.parametrize("frozen_walls", [False, True])
+def test_corral_status__a_table_where_every_box_set_collides_answers_as_the_real_one(
+    frozen_walls,
+):
+    # the same searches, position by position (as many expanded), and a memo whose keys all
+    # hash alike answers each corral as its own search does
+    searched = hits = looks = 0
+    for level in soko_gym.load_levels("microban:1-12") + soko_gym.load_levels("xsokoban:3"):
+        real = new_corral_tables(level.board, frozen_walls=frozen_walls, max_boxes=4)
+        fake = new_corral_tables(colliding(level.board), frozen_walls=frozen_walls, max_boxes=4)
+        memo = new_corral_tables(
+            colliding(level.board), frozen_walls=frozen_walls, max_boxes=4, memo=64
+        )
+        for state in _random_positions(level, n_walks=4, length=25, seed=5):
+            args = (state.box_at, state.box_pos, int(state.player))
+            for ct in (real, fake, memo):
+                corral_label(ct, *args)
+            status = corral_status(real, *args)
+            where = (level.title, state.box_pos.tolist())
+            assert corral_status(fake, *args) == status, where
+            assert corral_status(memo, *args) == status, where
+        assert fake.counters[COUNT_EXPANDED] == real.counters[COUNT_EXPANDED]
+        searched += int(real.counters[COUNT_EXPANDED] - real.counters[COUNT_SEARCHES])
+        hits += int(memo.counters[COUNT_MEMO_HITS])
+        looks += int(memo.counters[COUNT_FROZEN_LOOKS])
+    assert searched > 0  # searches went past their first position: their tables were read
+    assert hits > 0 and (looks > 0) == frozen_walls
+
+
+def test_corral_memo__a_colliding_key_never_answers_for_another_corral():
+    # the dead corral's inner box on (3, 6), a live one's on (4, 6): with one key for both
+    # squares the two corrals' keys collide, and the memo must not hand the live one "dead"
+    board, dead = position(CORRAL_DEAD)
+    board.zobrist[board.square(4, 6)] = board.zobrist[board.square(3, 6)]
+    live = soko_gym.engine.State.from_squares(
+        board, [board.square(3, 4), board.square(4, 6)], board.start_player
+    )
+    analysis = CorralAnalysis(board, memo=16)
+    ct = analysis.tables
+    keys = []
+    for state in (dead, live):
+        assert analysis.label(state) == 1
+        keys.append(corral_key(ct, state.box_at, 0, np.int64(state.player)))
+    assert keys[0] == keys[1]
+    analysis.label(dead)
+    assert analysis.deadlock_status() == CORRAL_DEADLOCK
+    analysis.label(live)
+    assert analysis.deadlock_status() == CORRAL_OPEN
+    assert (analysis.memo_hits, analysis.searches) == (0, 2)
+    analysis.label(live)
+    assert analysis.deadlock_status() == CORRAL_OPEN  # its own key: from the memo
+    assert (analysis.memo_hits, analysis.searches) == (1, 2)
 
 
 def test_corral_memo__answers_as_a_fresh_search_and_reuses_repeated_corrals():

@@ -20,7 +20,13 @@ from soko_gym.engine.exhaust import (
     new_exhaust_tables,
 )
 from soko_gym.levels import verify
-from tests.soko_gym.engine.test_corral import CORRAL_DEAD, CORRAL_OPENS, _random_positions, position
+from tests.soko_gym.engine.test_corral import (
+    CORRAL_DEAD,
+    CORRAL_OPENS,
+    _random_positions,
+    colliding,
+    position,
+)
 
 # two positions of XSokoban 29 that FESS reached with eight targets packed and had not found
 # dead: each has two legal pushes, and the exhaustion search runs dry after 2 and 5 positions;
@@ -83,6 +89,25 @@ def test_exhaust__a_budget_too_small_says_unknown_never_dead():
     board, state = position(CORRAL_OPENS)
     for budget in (1, 2, 3, 5, 8, 13):
         assert exhaust_status(board, state, budget=budget) != EXHAUST_DEADLOCK
+
+
+def test_exhaust__a_table_where_every_box_set_collides_answers_as_the_real_one():
+    # every box set hashes alike: a search fooled by the hash stores one position per player
+    # region and runs dry on a solvable position; it must search position by position as it
+    # does with the real keys
+    board, state = position(CORRAL_OPENS)
+    assert exhaust_status(colliding(board), state) == EXHAUST_SOLVABLE
+    answers = {EXHAUST_SOLVABLE: 0, EXHAUST_DEADLOCK: 0, EXHAUST_UNKNOWN: 0}
+    for level in soko_gym.load_levels("microban:1-10"):
+        real = new_exhaust_tables(level.board, 256)
+        fake = new_exhaust_tables(colliding(level.board), 256)
+        for state in _random_positions(level, n_walks=4, length=12, seed=3):
+            player = np.int64(state.player)
+            status = exhaust_deadlock(real, state.box_pos, player, 256)
+            assert exhaust_deadlock(fake, state.box_pos, player, 256) == status
+            answers[status] += 1
+        assert fake.counters[COUNT_EXPANDED] == real.counters[COUNT_EXPANDED]
+    assert min(answers.values()) > 0  # every answer was exercised
 
 
 @pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:3", "microban:60"])

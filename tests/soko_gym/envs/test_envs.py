@@ -317,6 +317,32 @@ def test_deadlock_search__clears_only_positions_a_complete_search_finds_unsolvab
     assert n_checked >= 3
 
 
+@pytest.mark.parametrize("env_id", ["Sokoban-Push-v0", "Sokoban-Macro-v0"])
+def test_deadlock_search__a_zobrist_table_where_every_box_set_collides_masks_as_the_real_one(
+    env_id,
+):
+    # the search's table keys positions by box hash: fooled by a collision it would run dry on
+    # a live position and mask an action a solution needs
+    from soko_gym.engine.exhaust import COUNT_EXPANDED, COUNT_PROVED
+
+    real = make(env_id, levels="microban:1-20", deadlock_search=512)
+    fake = make(env_id, levels="microban:1-20", deadlock_search=512)
+    fake._scratch.search.zobrist[:] = 0
+    for seed in range(6):
+        real.reset(seed=seed)
+        fake.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for _ in range(8):
+            assert np.array_equal(fake.action_masks(), real.action_masks())
+            a = random_legal_action(real, rng)
+            fake.step(a)
+            if real.step(a)[2]:
+                break
+    counters = [env._scratch.search.counters[0] for env in (real, fake)]
+    assert np.array_equal(*counters)  # the same searches, position by position
+    assert counters[0][COUNT_PROVED] > 0 and counters[0][COUNT_EXPANDED] > 0
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_deadlock_search__keeps_the_mask_whole_when_every_action_is_lost(env_id):
     import planners
