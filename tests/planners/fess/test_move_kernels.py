@@ -296,13 +296,13 @@ def test_the_feature_cache_never_takes_a_colliding_box_set_for_another():
     from planners import SearchLimits
     from planners._kernels.fess import new_room_count
     from planners._kernels.fess_moves import push_moves
+    from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
-    from planners.fess.search import FessPlanner
 
     rejected = 0
     for level in load_levels("xsokoban:1") + load_levels("microban:60"):
         b = level.board
-        run = FessRun(FessPlanner(), b, SearchLimits(max_nodes=300), None)
+        run = FessRun(FessOptions(), b, SearchLimits(max_nodes=300), None)
         run.run()
         n_rooms = run.rooms.n_rooms
         sc = new_move_scratch(b.cells, b.n_boxes, n_rooms, cache_bits=12)
@@ -332,13 +332,13 @@ def test_the_room_search_never_takes_a_colliding_position_for_a_visited_one():
         new_room_scratch,
         room_deadlock,
     )  # fmt: skip
+    from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
-    from planners.fess.search import FessPlanner
 
     answers = []
     for selection in ("xsokoban:1", "xsokoban:13"):
         b = load_levels(selection)[0].board
-        run = FessRun(FessPlanner(), b, SearchLimits(max_nodes=200), None)
+        run = FessRun(FessOptions(), b, SearchLimits(max_nodes=200), None)
         run.run()
         t = run.tables
         rs = new_room_scratch(b.n_cells, 256)

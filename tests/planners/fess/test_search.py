@@ -485,7 +485,7 @@ def test_node_deadlock_tests_and_their_memos_under_colliding_hashes_never_stop_a
         result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
         assert result.solved
         board = _colliding(level).board
-        run = FessRun(FessPlanner(), board, SearchLimits(), None)
+        run = FessRun(FessOptions(), board, SearchLimits(), None)
         steps = []
         before = board.start_boxes.astype(np.int32)
         for i, ch in enumerate(result.lurd):
