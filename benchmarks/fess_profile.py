@@ -6,7 +6,7 @@
 Per level: the packing plan (complete or not, steps), nodes, nodes per second of search,
 feature-space cells, the most plan steps any position realised, the share of positions later
 marked dead, deadlocks by kind, the corral searches the run made (memo hits, searches, those cut
-short by their budget, positions expanded per search, second looks with frozen boxes as walls),
+short by their budget, positions expanded per search),
 and the time split. The search runs in one kernel, so the split is measured by replaying a
 stretch of the run's own positions through each part on its own (memos and the generator's
 feature cache emptied, then warmed by the ten times as many positions made just before the
@@ -48,7 +48,6 @@ from planners.fess.run import FessRun, new_tree
 from soko_gym.engine.corral import (
     COUNT_CUT,
     COUNT_EXPANDED,
-    COUNT_FROZEN_LOOKS,
     COUNT_MEMO_HITS,
     COUNT_SEARCHES,
 )
@@ -152,7 +151,6 @@ def profile_level(level, seconds: float, sample: int = 300, options: dict | None
         "searches": int(counters[COUNT_SEARCHES]),
         "cut": int(counters[COUNT_CUT]),
         "expanded": int(counters[COUNT_EXPANDED]),
-        "frozen looks": int(counters[COUNT_FROZEN_LOOKS]),
     }
     split = dict.fromkeys(COLUMNS, 0.0)
     if k > 1:
@@ -209,7 +207,7 @@ def main() -> None:
         c = r["corrals"]
         each = c["expanded"] / max(1, c["searches"])
         searched = f"{c['searches']:,} (memo {c['memo hits']:,}; cut {c['cut']:,}; "
-        searched += f"{each:.1f} positions each; {c['frozen looks']:,} second looks)"
+        searched += f"{each:.1f} positions each)"
         print(
             f"| {i} | {r['status']} | {r['plan']} | {r['nodes']:,} | {r['rate']:,} | "
             f"{r['cells']} | {r['best_packed']} | {100 * r['dead']:.0f}% | {split} | {found} | "

@@ -41,20 +41,8 @@ a hash match counts only when the stored box squares are the same too: a hash co
 otherwise pass an unvisited position for a visited one and let the search run dry on a live
 position.
 
-Frozen boxes as walls (``frozen_walls``): a box that can never move again
-(``lowerbound.mark_frozen_boxes``: blocked on both axes by walls, dead squares or other such
-boxes) stays where it is in every solution, so it may count as a wall. A corral grows through
-boxes that touch no reachable square, packed target areas included, and soon holds more boxes
-than a search takes. So when a corral is too large, the position is labelled again with its
-frozen boxes as walls: a corral then stops at them, and its search keeps them on the board as
-obstacles no push moves. A packed target area that shuts the player out of the boxes still to
-come thus leaves a small corral, proven dead. Such a proof is not reported as a pattern: it
-would have to name every frozen box (the set that blocks itself), so it would rarely match
-again, and storing them made FESS slower for no level gained (benchmarks/RESULTS.md, item
-44). PI-corral pruning keeps the plain labelling.
-
-Adaptive budgets (``min_budget`` > 0): the budget is kept per corral size (its number of boxes;
-second looks apart), halved after a search of that size runs out and doubled (up to the full
+Adaptive budgets (``min_budget`` > 0): the budget is kept per corral size (its number of boxes),
+halved after a search of that size runs out and doubled (up to the full
 budget) after one proves a deadlock. Searches that mostly run out cost little; sizes whose
 proofs need deep searches keep them. Only fewer proofs can follow, never a wrong one.
 """
@@ -70,7 +58,6 @@ from numba import njit
 from soko_gym.engine.board import build_board
 from soko_gym.engine.constants import BOX_AT_DTYPE, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.deadlock import is_simple_deadlock, is_wall_line_deadlock, wall_lines
-from soko_gym.engine.lowerbound import mark_frozen_boxes
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
 from soko_gym.engine.reach import WALL_STAMP, new_stamps, reach_player
 
@@ -89,7 +76,6 @@ CORRAL_DEADLOCK = 1  # the search ran out of positions: the position is a deadlo
 CORRAL_UNKNOWN = 2  # the node budget ran out, or the corral has too many boxes
 
 _EMPTY = -1
-_FROZEN_BOX = 32767  # ``sub_box_at`` value of a frozen box: an obstacle no sub-search moves
 _MARK_LIMIT = 0x7FFFFFFF
 
 
@@ -312,7 +298,7 @@ def row_holds_boxes(sub_nodes, row, m, box_at):
     """
     for j in range(m):
         b = box_at[sub_nodes[row, j]]
-        if b < 0 or b >= m:  # a free square, or a frozen box (never a stored box's square)
+        if b < 0 or b >= m:  # a free square, or a box the search does not hold
             return False
     return True
 
@@ -454,11 +440,8 @@ def corral_deadlock(ct, box_at, k, player):
             on_goal += 1
     if on_goal == m:
         return CORRAL_OPEN
-    frozen = ct.frozen[: ct.out[OUT_N_FROZEN]]
-    for sq in frozen:
-        sub_box_at[sq] = _FROZEN_BOX
     sub_nodes[0, col_player] = player
-    size = m + (max_boxes + 1 if frozen.shape[0] else 0)  # second looks adapt on their own
+    size = m
     size_budget = ct.size_budget[size] if adaptive else budget
     limit = min(size_budget, sub_nodes.shape[0])
     h = np.uint64(0)
@@ -520,8 +503,6 @@ def corral_deadlock(ct, box_at, k, player):
             ct.params[PARAM_MIN_BUDGET], budget,
         )  # fmt: skip
     clear_queue(sub_player, sub_nodes, tail)
-    for sq in frozen:
-        sub_box_at[sq] = -1
     return status
 
 
@@ -545,10 +526,9 @@ def adapt_budget(budget, ran_out, proved, floor, cap):
 def corral_key(ct, box_at, k, player):
     """The sub-problem ``corral_deadlock`` solves for corral ``k``, as a key.
 
-    Returns (Zobrist hash of the corral's boxes, Zobrist hash of its squares K and of the
-    frozen boxes taken as walls, the player's normalized square with only those boxes on the
-    board): two positions with equal keys pose the same bounded search, so its answer can be
-    reused. Arguments as in ``corral_deadlock``.
+    Returns (Zobrist hash of the corral's boxes, Zobrist hash of its squares K, the player's
+    normalized square with only those boxes on the board): two positions with equal keys pose
+    the same bounded search, so its answer can be reused. Arguments as in ``corral_deadlock``.
     """
     offsets, zobrist, region, barrier, info = ct.offsets, ct.zobrist, ct.region, ct.barrier, ct.info
     sub_box_at, stamps, stack = ct.sub_box_at, ct.stamps, ct.stack
@@ -566,27 +546,18 @@ def corral_key(ct, box_at, k, player):
         if box_at[sq] >= 0:
             h_boxes ^= zobrist[sq]
             sub_box_at[sq] = 0
-    frozen = ct.frozen[: ct.out[OUT_N_FROZEN]]
-    h_frozen = np.uint64(0)
-    for sq in frozen:
-        h_frozen ^= zobrist[sq]
-        sub_box_at[sq] = 0
-    h_region ^= h_frozen * np.uint64(0xD6E8FEB86659FD93)  # K and the walls it adds, apart
     _, norm = reach_player(sub_box_at, offsets, player, stamps, stack)
     for j in range(bstart, bstart + info[k, INFO_BARRIER_LEN]):
         sub_box_at[barrier[j]] = -1
     for j in range(rstart, rstart + info[k, INFO_REGION_LEN]):
         sub_box_at[region[j]] = -1
-    for sq in frozen:
-        sub_box_at[sq] = -1
     return h_boxes, h_region, norm
 
 
 # Head of an exact corral key row (``key_row``): counts and K's smallest square, then squares.
 KEY_BOXES = 0  # the corral's boxes (-1: the key is longer than the row, not stored)
-KEY_FROZEN = 1  # frozen boxes taken as walls
-KEY_LOWEST = 2  # the smallest square of K
-KEY_HEAD = 3
+KEY_LOWEST = 1  # the smallest square of K
+KEY_HEAD = 2
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -605,13 +576,13 @@ def _sort_run(row, start, n):
 def key_row(ct, box_at, k, row):
     """Write corral ``k``'s exact memo key into ``row`` (int16); False when it does not fit.
 
-    The row holds (``KEY_*`` head) the number of the corral's boxes B, of the frozen boxes F
-    taken as walls and the smallest square of K, then B's and F's squares, each increasing;
-    ``row[KEY_BOXES]`` is -1 when they do not fit. With ``corral_key``'s norm it names the
-    sub-problem exactly: B and F fix the board, the norm the player's region P on it; the
-    barrier is the boxes of B next to P (an interior box touches only K, walls, F and the
-    barrier, none in P), and K, closed but for walls, F and the barrier, is the component of
-    the other squares holding its smallest square. Arguments as in ``corral_deadlock``.
+    The row holds (``KEY_*`` head) the number of the corral's boxes B and the smallest square
+    of K, then B's squares, increasing; ``row[KEY_BOXES]`` is -1 when they do not fit. With
+    ``corral_key``'s norm it names the sub-problem exactly: B fixes the board, the norm the
+    player's region P on it; the barrier is the boxes of B next to P (an interior box touches
+    only K, walls and the barrier, none in P), and K, closed but for walls and the barrier, is
+    the component of the other squares holding its smallest square. Arguments as in
+    ``corral_deadlock``.
     """
     width = row.shape[0]
     n = KEY_HEAD
@@ -634,16 +605,8 @@ def key_row(ct, box_at, k, row):
             row[n] = sq
             n += 1
     n_boxes = n - KEY_HEAD
-    n_frozen = ct.out[OUT_N_FROZEN]
-    if n + n_frozen > width:
-        row[KEY_BOXES] = -1
-        return False
-    for i in range(n_frozen):
-        row[n + i] = ct.frozen[i]
     _sort_run(row, KEY_HEAD, n_boxes)
-    _sort_run(row, n, n_frozen)
     row[KEY_BOXES] = n_boxes
-    row[KEY_FROZEN] = n_frozen
     row[KEY_LOWEST] = lowest
     return True
 
@@ -660,7 +623,7 @@ def _memo_row_matches(ct, box_at, k, slot):
     probe = ct.key_probe
     if not key_row(ct, box_at, k, probe) or stored[KEY_BOXES] < 0:
         return probe[KEY_BOXES] < 0 and stored[KEY_BOXES] < 0
-    for j in range(KEY_HEAD + probe[KEY_BOXES] + probe[KEY_FROZEN]):
+    for j in range(KEY_HEAD + probe[KEY_BOXES]):
         if probe[j] != stored[j]:
             return False
     return True
@@ -716,23 +679,20 @@ def new_corral_scratch(
 PARAM_BUDGET = 0  # most positions one bounded corral search stores
 PARAM_MEMO = 1  # memo slots (a power of two), 0 for no memo
 PARAM_MIN_BUDGET = 2  # floor of the adaptive per-size budgets, 0: every search gets the budget
-PARAM_FROZEN_WALLS = 3  # 1: frozen boxes are walls for the corrals (module docstring)
-N_PARAMS = 4
+N_PARAMS = 3
 
 # Slots of ``CorralTables.out`` (int64[N_OUT]), written by the kernels below.
 OUT_N_CORRALS = 0  # corrals found by the latest ``corral_label``
 OUT_PROOF_LEN = 1  # squares in ``proof`` when the latest ``corral_status`` search proved a
 OUT_PROOF_NORM = 2  # deadlock (0: no proof), and the normalized player square of that proof
-OUT_N_FROZEN = 3  # frozen boxes taken as walls by the latest ``corral_label`` (``frozen``)
-N_OUT = 4
+N_OUT = 3
 
 # Slots of ``CorralTables.counters`` (int64[N_COUNTERS]), only ever added to.
 COUNT_MEMO_HITS = 0  # corral answers taken from the memo
 COUNT_SEARCHES = 1  # bounded corral searches run
 COUNT_CUT = 2  # of them, cut short by their budget (answer unknown)
 COUNT_EXPANDED = 3  # positions those searches expanded (their cost)
-COUNT_FROZEN_LOOKS = 4  # second looks with frozen boxes as walls (``frozen_walls``)
-N_COUNTERS = 5
+N_COUNTERS = 4
 
 # Everything the corral kernels of one board read and write, as one argument (numba takes a
 # module-level namedtuple of arrays as a single value): board arrays, the ``CorralScratch``
@@ -751,8 +711,7 @@ CorralTables = namedtuple(
         "trail",  # int32[n_cells]
         "pushes",  # int32[4 * n_boxes] legal push codes
         "params",  # int64[N_PARAMS] (PARAM_* slots)
-        "size_budget",  # int64[2 * (max_boxes + 1)] budget per corral size (adaptive budgets),
-        # plain corrals, then second looks with frozen boxes as walls
+        "size_budget",  # int64[max_boxes + 1] budget per corral size (adaptive budgets)
         "memo_boxes",  # uint64[memo cap] corral_key of each memo slot: boxes hash,
         "memo_region",  # uint64[memo cap] squares hash,
         "memo_norm",  # int32[memo cap] normalized player square,
@@ -761,8 +720,6 @@ CorralTables = namedtuple(
         "key_probe",  # int16[key width] scratch: the exact key of a corral being looked up
         "out",  # int64[N_OUT] per-call outputs (OUT_* slots)
         "proof",  # int32[n_boxes] squares of the latest proof's corral boxes
-        "frozen",  # int32[n_boxes] squares of the frozen boxes taken as walls (OUT_N_FROZEN)
-        "fseen",  # uint32[n_cells + 1] ``mark_frozen_boxes`` scratch
         "counters",  # int64[N_COUNTERS] (COUNT_* slots)
     ],
 )
@@ -774,7 +731,6 @@ def new_corral_tables(
     max_boxes: int = 12,
     memo: int = 0,
     min_budget: int = 0,
-    frozen_walls: bool = False,
 ) -> CorralTables:
     """Fresh ``CorralTables`` for the corral kernels on ``board`` (a ``soko_gym.engine.Board``).
 
@@ -785,7 +741,6 @@ def new_corral_tables(
         memo: most remembered corral answers, rounded up to a power of two; 0 remembers none.
         min_budget: with a value > 0 the budget adapts per corral size (module docstring),
             never below this; 0 gives every search ``budget``.
-        frozen_walls: take the boxes that can never move again as walls (module docstring).
 
     Raises:
         ValueError: when ``memo`` is negative, or ``min_budget`` negative or above ``budget``.
@@ -802,11 +757,9 @@ def new_corral_tables(
     params[PARAM_BUDGET] = budget
     params[PARAM_MEMO] = cap
     params[PARAM_MIN_BUDGET] = min_budget
-    params[PARAM_FROZEN_WALLS] = int(bool(frozen_walls))
     scratch = new_corral_scratch(n, board.n_boxes, budget, max_boxes)
-    # room for the key of every corral a search takes: its boxes, and the frozen boxes (at
-    # most the other boxes) when they are walls; a longer key's answer is "unknown"
-    width = KEY_HEAD + (nb if frozen_walls else scratch.sub_pos.shape[0])
+    # room for the key of every corral a search takes; a longer key's answer is "unknown"
+    width = KEY_HEAD + scratch.sub_pos.shape[0]
     return CorralTables(
         cells=board.cells,
         dead=board.dead,
@@ -819,7 +772,7 @@ def new_corral_tables(
         trail=np.empty(n, dtype=SQUARE_DTYPE),
         pushes=np.zeros(4 * nb, dtype=SQUARE_DTYPE),
         params=params,
-        size_budget=np.full(2 * (max_boxes + 1), budget, dtype=np.int64),
+        size_budget=np.full(max_boxes + 1, budget, dtype=np.int64),
         memo_boxes=np.zeros(slots, dtype=HASH_DTYPE),
         memo_region=np.zeros(slots, dtype=HASH_DTYPE),
         memo_norm=np.zeros(slots, dtype=np.int32),
@@ -828,8 +781,6 @@ def new_corral_tables(
         key_probe=np.zeros(width, dtype=np.int16),
         out=np.zeros(N_OUT, dtype=np.int64),
         proof=np.zeros(nb, dtype=SQUARE_DTYPE),
-        frozen=np.zeros(nb, dtype=SQUARE_DTYPE),
-        fseen=np.zeros(n + 1, dtype=np.uint32),
         counters=np.zeros(N_COUNTERS, dtype=np.int64),
     )
 
@@ -849,30 +800,12 @@ def corral_label(ct, box_at, box_pos, player):
     Returns:
         The number of corrals found.
     """
-    return _label(ct, box_at, box_pos, player, False)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _label(ct, box_at, box_pos, player, frozen_walls):
-    """``corral_label``; with ``frozen_walls`` the boxes that can never move are walls."""
     stamps = ct.stamps
     reach_player(box_at, ct.offsets, np.int64(player), stamps, ct.stack)
-    n_frozen = 0
-    if frozen_walls and mark_frozen_boxes(ct.cells, ct.dead, box_pos, ct.offsets, ct.fseen):
-        mark = ct.fseen[ct.fseen.shape[0] - 1]
-        for i in range(box_pos.shape[0]):
-            sq = box_pos[i]
-            if ct.fseen[sq] == mark:
-                ct.frozen[n_frozen] = sq
-                n_frozen += 1
-                stamps[sq] = WALL_STAMP  # a wall while the corrals are labelled
-    ct.out[OUT_N_FROZEN] = n_frozen
     n = label_corrals(
         ct.cells, box_at, box_pos, ct.offsets, stamps, ct.cstamp, ct.region, ct.barrier,
         ct.info,
     )  # fmt: skip
-    for i in range(n_frozen):
-        stamps[ct.frozen[i]] = 0  # a box again for the next fill (never equal to its mark)
     ct.out[OUT_N_CORRALS] = n
     return n
 
@@ -914,12 +847,7 @@ def corral_status(ct, box_at, box_pos, player):
     deadlock. With a memo (``params[PARAM_MEMO]`` > 0) each answer is stored under its
     ``corral_key`` in a direct-mapped table (a colliding key overwrites the slot) and a
     repeated key is answered without searching, once its exact key (``key_row``) matches
-    too. With ``params[PARAM_FROZEN_WALLS]``, when a corral has more boxes than a search
-    takes and no deadlock is found, the position is labelled again with its frozen boxes as
-    walls and the corrals that border one are searched too (module docstring); the plain
-    labelling is then restored (unless that look proves a deadlock), so the cost falls only
-    on positions whose corrals were too large to search. When a search of a plain corral
-    (not the memo) proves a deadlock, ``proof[:out[OUT_PROOF_LEN]]`` and
+    too. When a search (not the memo) proves a deadlock, ``proof[:out[OUT_PROOF_LEN]]`` and
     ``out[OUT_PROOF_NORM]`` hold the corral's box squares and the normalized player square;
     else ``out[OUT_PROOF_LEN]`` is 0.
 
@@ -929,65 +857,11 @@ def corral_status(ct, box_at, box_pos, player):
     """
     player = np.int64(player)
     ct.out[OUT_PROOF_LEN] = 0
-    result, too_big = _status_of_corrals(ct, box_at, player, False)
-    if result == CORRAL_DEADLOCK or not too_big:
-        return result
-    n = _label(ct, box_at, box_pos, player, True)
-    if ct.out[OUT_N_FROZEN] == 0:
-        return result  # no frozen box: that was the plain labelling again
-    ct.counters[COUNT_FROZEN_LOOKS] += 1
-    if n and _status_of_corrals(ct, box_at, player, True)[0] == CORRAL_DEADLOCK:
-        return CORRAL_DEADLOCK
-    _label(ct, box_at, box_pos, player, False)
-    return result
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _corral_boxes(ct, box_at, k):
-    """Boxes of corral ``k`` (its barrier and the boxes in its squares K)."""
-    m = ct.info[k, INFO_BARRIER_LEN]
-    rstart = ct.info[k, INFO_REGION_START]
-    for j in range(rstart, rstart + ct.info[k, INFO_REGION_LEN]):
-        if box_at[ct.region[j]] >= 0:
-            m += 1
-    return m
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _borders_frozen(ct, k):
-    """True when a square of corral ``k`` is next to a box its labelling took as a wall."""
-    mark = ct.fseen[ct.fseen.shape[0] - 1]
-    rstart = ct.info[k, INFO_REGION_START]
-    for j in range(rstart, rstart + ct.info[k, INFO_REGION_LEN]):
-        sq = ct.region[j]
-        for d in range(4):
-            if ct.fseen[sq + ct.offsets[d]] == mark:
-                return True
-    return False
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _status_of_corrals(ct, box_at, player, second_look):
-    """``corral_status`` over the labelled corrals: (answer, a plain corral was too large).
-
-    ``second_look``: the labelling takes frozen boxes as walls; only the corrals next to one
-    are searched (the others were, as they are in the plain labelling), and a proof is not
-    reported (module docstring). Without ``params[PARAM_FROZEN_WALLS]`` sizes are not
-    counted (too large is reported False) and every corral takes the same path as ever: the
-    memo, then a search that answers unknown at once when the corral is too large.
-    """
     mask = ct.params[PARAM_MEMO] - 1
-    count_boxes = ct.params[PARAM_FROZEN_WALLS] != 0 and not second_look
-    max_boxes = ct.sub_nodes.shape[1] - 2
     result = CORRAL_OPEN
-    too_big = False
     for k in range(ct.out[OUT_N_CORRALS]):
         if ct.info[k, INFO_NEEDS_PUSH] == 0:
             continue
-        if second_look and not _borders_frozen(ct, k):
-            continue
-        if count_boxes and _corral_boxes(ct, box_at, k) > max_boxes:
-            too_big = True
         slot = np.int64(-1)
         h_boxes = np.uint64(0)
         h_region = np.uint64(0)
@@ -1005,7 +879,7 @@ def _status_of_corrals(ct, box_at, player, second_look):
             ):
                 ct.counters[COUNT_MEMO_HITS] += 1
                 if status == CORRAL_DEADLOCK:
-                    return CORRAL_DEADLOCK, too_big
+                    return CORRAL_DEADLOCK
                 if status == CORRAL_UNKNOWN:
                     result = CORRAL_UNKNOWN
                 continue
@@ -1018,14 +892,13 @@ def _status_of_corrals(ct, box_at, player, second_look):
             ct.memo_status[slot] = status
             key_row(ct, box_at, k, ct.memo_key[slot])
         if status == CORRAL_DEADLOCK:
-            if not second_look:
-                if slot < 0:
-                    _, _, norm = corral_key(ct, box_at, k, player)
-                _write_proof(ct, box_at, k, norm)
-            return CORRAL_DEADLOCK, too_big
+            if slot < 0:
+                _, _, norm = corral_key(ct, box_at, k, player)
+            _write_proof(ct, box_at, k, norm)
+            return CORRAL_DEADLOCK
         if status == CORRAL_UNKNOWN:
             result = CORRAL_UNKNOWN
-    return result, too_big
+    return result
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1086,7 +959,6 @@ class CorralAnalysis:
         max_boxes: largest corral (barrier and interior boxes) searched.
         memo: most remembered corral answers; 0 remembers none.
         min_budget: with a value > 0 each corral size's budget adapts (module docstring).
-        frozen_walls: boxes that can never move again are walls for the corrals.
     """
 
     def __init__(
@@ -1096,9 +968,8 @@ class CorralAnalysis:
         max_boxes: int = 12,
         memo: int = 0,
         min_budget: int = 0,
-        frozen_walls: bool = False,
     ) -> None:
-        self.tables = new_corral_tables(board, budget, max_boxes, memo, min_budget, frozen_walls)
+        self.tables = new_corral_tables(board, budget, max_boxes, memo, min_budget)
         self.board = board
         self.budget = budget
         self.memo_size = int(self.tables.params[PARAM_MEMO])
@@ -1121,11 +992,6 @@ class CorralAnalysis:
     def cut_short(self) -> int:
         """Searches so far that ran out of budget before an answer."""
         return int(self.tables.counters[COUNT_CUT])
-
-    @property
-    def frozen_looks(self) -> int:
-        """Second looks so far with frozen boxes as walls (at corrals too large to search)."""
-        return int(self.tables.counters[COUNT_FROZEN_LOOKS])
 
     @property
     def expanded(self) -> int:
@@ -1186,9 +1052,7 @@ def pi_corral_pushes_of(board, state) -> list[tuple[int, int]] | None:
     return analysis.pi_corral_pushes()
 
 
-def corral_deadlock_status(
-    board, state, budget: int = 256, max_boxes: int = 12, frozen_walls: bool = False
-) -> int:
+def corral_deadlock_status(board, state, budget: int = 256, max_boxes: int = 12) -> int:
     """Run the corral deadlock test on every corral of a position that needs a push.
 
     Args:
@@ -1196,13 +1060,12 @@ def corral_deadlock_status(
         state: a ``soko_gym.engine.State`` of it.
         budget: most positions each bounded search stores.
         max_boxes: largest corral (barrier and interior boxes) searched.
-        frozen_walls: boxes that can never move again are walls for the corrals.
 
     Returns:
         CORRAL_DEADLOCK when some corral is proven a deadlock, else CORRAL_UNKNOWN when some
         search was cut short, else CORRAL_OPEN.
     """
-    analysis = CorralAnalysis(board, budget, max_boxes, frozen_walls=frozen_walls)
+    analysis = CorralAnalysis(board, budget, max_boxes)
     analysis.label(state)
     return analysis.deadlock_status()
 

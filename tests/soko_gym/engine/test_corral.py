@@ -13,7 +13,6 @@ from soko_gym.engine.corral import (
     CORRAL_OPEN,
     CORRAL_UNKNOWN,
     COUNT_EXPANDED,
-    COUNT_FROZEN_LOOKS,
     COUNT_MEMO_HITS,
     COUNT_SEARCHES,
     INFO_BARRIER_LEN,
@@ -22,7 +21,6 @@ from soko_gym.engine.corral import (
     INFO_REGION_LEN,
     INFO_REGION_START,
     OUT_N_CORRALS,
-    OUT_N_FROZEN,
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
     PARAM_MEMO,
@@ -53,18 +51,6 @@ CORRAL_DEAD = "#########\n#.  #   #\n#   #   #\n# @ $ $.#\n#   #   #\n#   #   #\
 # the same room with the inner box one row lower: solvable, the corral opens
 CORRAL_OPENS = "#########\n#.  #   #\n#   #   #\n# @ $  .#\n#   # $ #\n#   #   #\n#########"
 # the top row is a wall line with one goal; with two goals it may hold two boxes
-# the two boxes packed below the top room's left door are frozen; its right door is a corridor
-# whose lower box goes up one square and then stands under the upper one: the top room's box
-# is out of reach for good. Plainly one corral holds all 5 boxes
-FROZEN_FENCE_DEAD = (
-    "###########\n# $   .   #\n#### ###$##\n####**## ##\n########$##\n#####..  @#\n###########"
-)
-# the same fence with a taller room and one corridor box, which goes up into the room: the
-# player follows it in (plainly one corral of 4 boxes)
-FROZEN_FENCE_OPENS = (
-    "###########\n#       . #\n#         #\n#.$       #\n#### ### ##\n####**## ##\n"
-    "########$##\n#####  @ ##\n###########"
-)
 WALL_LINE_ONE_GOAL = "#######\n#.    #\n# $ $ #\n#@    #\n#    .#\n#######"
 WALL_LINE_TWO_GOALS = "#######\n#.   .#\n# $ $ #\n#@    #\n#     #\n#######"
 
@@ -133,52 +119,24 @@ def test_corral_deadlock__too_many_boxes_says_unknown():
     assert corral_deadlock_status(board, state, max_boxes=1) == CORRAL_UNKNOWN
 
 
-def test_corral_frozen_walls__split_a_corral_too_large_to_search():
-    # plainly, the corral grows through the frozen boxes and holds more boxes than the limit
-    # of 3; with them as walls it holds the corridor's boxes and the room's, and is proven dead
-    board, state = position(FROZEN_FENCE_DEAD)
-    assert corral_deadlock_status(board, state, max_boxes=3) == CORRAL_UNKNOWN
-    assert corral_deadlock_status(board, state, max_boxes=3, frozen_walls=True) == CORRAL_DEADLOCK
-    assert planners.solve(FROZEN_FENCE_DEAD, "bfs").status == "unsolvable"
-    board, state = position(FROZEN_FENCE_OPENS)
-    assert corral_deadlock_status(board, state, max_boxes=3) == CORRAL_UNKNOWN
-    assert corral_deadlock_status(board, state, max_boxes=3, frozen_walls=True) == CORRAL_UNKNOWN
-    assert planners.solve(FROZEN_FENCE_OPENS, "bfs").solved
-
-
-def test_corral_frozen_walls__leave_the_plain_labelling_for_pi_corrals():
-    # the second look relabels the position; the labelling PI-corral pruning reads is the
-    # plain one again afterwards
-    board, state = position(FROZEN_FENCE_OPENS)
-    plain = CorralAnalysis(board, max_boxes=3)
-    frozen = CorralAnalysis(board, max_boxes=3, frozen_walls=True)
-    for analysis in (plain, frozen):
-        analysis.label(state)
-        analysis.deadlock_status()
-    assert frozen.tables.out[OUT_N_FROZEN] == 0  # the plain labelling is back
-    assert frozen.tables.out[OUT_N_CORRALS] == plain.tables.out[OUT_N_CORRALS]
-    assert frozen.pi_corral_pushes() == plain.pi_corral_pushes()
-
-
 @pytest.mark.parametrize("selection", ["xsokoban:1", "xsokoban:3", "microban:60"])
-def test_corral_frozen_walls__never_call_a_position_of_a_solution_dead(selection):
-    # soundness: every position of a solution is solvable; with a tiny box limit the second
-    # look (frozen boxes as walls) runs wherever the plain corrals are too large
+def test_corral_deadlock__never_calls_a_position_of_a_solution_dead(selection):
+    # soundness: every position of a solution is solvable, whatever the box limit
     level = soko_gym.load_levels(selection)[0]
     known = planners.solve(level, "fess", SearchLimits(max_nodes=200_000))  # not the clock
     assert known.solved
     board = level.board
-    looked = 0
+    searched = 0
     for i, ch in enumerate(known.lurd):
         if not ch.isupper():
             continue
         state = verify(level, known.lurd[: i + 1]).state
-        for max_boxes in (1, 2, 3):
-            analysis = CorralAnalysis(board, max_boxes=max_boxes, frozen_walls=True)
+        for max_boxes in (1, 2, 3, 12):
+            analysis = CorralAnalysis(board, max_boxes=max_boxes)
             analysis.label(state)
             assert analysis.deadlock_status() != CORRAL_DEADLOCK, (selection, i, max_boxes)
-            looked += analysis.frozen_looks
-    assert looked > 0  # the second look ran with frozen boxes
+            searched += analysis.searches
+    assert searched > 0
 
 
 @pytest.mark.parametrize(
@@ -241,19 +199,14 @@ def test_corral_deadlock__a_hash_collision_never_proves_a_live_corral_dead():
     assert planners.solve(CORRAL_OPENS, "bfs").solved
 
 
-@pytest.mark.parametrize("frozen_walls", [False, True])
-def test_corral_status__a_table_where_every_box_set_collides_answers_as_the_real_one(
-    frozen_walls,
-):
+def test_corral_status__a_table_where_every_box_set_collides_answers_as_the_real_one():
     # the same searches, position by position (as many expanded), and a memo whose keys all
     # hash alike answers each corral as its own search does
-    searched = hits = looks = 0
+    searched = hits = 0
     for level in soko_gym.load_levels("microban:1-12") + soko_gym.load_levels("xsokoban:3"):
-        real = new_corral_tables(level.board, frozen_walls=frozen_walls, max_boxes=4)
-        fake = new_corral_tables(colliding(level.board), frozen_walls=frozen_walls, max_boxes=4)
-        memo = new_corral_tables(
-            colliding(level.board), frozen_walls=frozen_walls, max_boxes=4, memo=64
-        )
+        real = new_corral_tables(level.board, max_boxes=4)
+        fake = new_corral_tables(colliding(level.board), max_boxes=4)
+        memo = new_corral_tables(colliding(level.board), max_boxes=4, memo=64)
         for state in _random_positions(level, n_walks=4, length=25, seed=5):
             args = (state.box_at, state.box_pos, int(state.player))
             for ct in (real, fake, memo):
@@ -265,9 +218,8 @@ def test_corral_status__a_table_where_every_box_set_collides_answers_as_the_real
         assert fake.counters[COUNT_EXPANDED] == real.counters[COUNT_EXPANDED]
         searched += int(real.counters[COUNT_EXPANDED] - real.counters[COUNT_SEARCHES])
         hits += int(memo.counters[COUNT_MEMO_HITS])
-        looks += int(memo.counters[COUNT_FROZEN_LOOKS])
     assert searched > 0  # searches went past their first position: their tables were read
-    assert hits > 0 and (looks > 0) == frozen_walls
+    assert hits > 0
 
 
 def test_corral_memo__a_colliding_key_never_answers_for_another_corral():
