@@ -75,11 +75,12 @@ def warm_up(parallel: bool = True) -> bool:
     ``parallel=False`` (or a warm cache) compiles or loads them in this process only.
     """
     child = None
-    if parallel and _cold():
+    # a daemonic process (a worker of a pool) may not start children: compile in it alone
+    if parallel and not mp.current_process().daemon and _cold():
         try:
             child = _context().Process(target=compile_deadlock_tests, daemon=True)
             child.start()
-        except (OSError, RuntimeError):  # no processes here: one core's worth of compiling
+        except Exception:  # no processes here (a sandbox, a frozen program): one core's worth
             child = None
     try:
         compile_move_generator()

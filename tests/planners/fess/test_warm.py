@@ -50,3 +50,18 @@ def test_a_cold_soko_solve_compiles_the_deadlock_tests_in_a_second_process(tmp_p
         return int(out.stdout.split()[-1])
 
     assert compiled(True) < compiled(False)
+
+
+def test_warm_up_starts_no_child_where_it_may_not(monkeypatch):
+    # a daemonic process (a pool's worker) may not have children, and a context that cannot
+    # start one leaves the compiling to this process: both end with the kernels ready
+    def no_context():
+        raise AssertionError("no child may start here")
+
+    monkeypatch.setattr(warm, "_cold", lambda: True)
+    monkeypatch.setattr(warm, "_context", no_context)
+    monkeypatch.setattr(warm.mp.current_process(), "daemon", True, raising=False)
+    assert warm.warm_up() is False
+    monkeypatch.setattr(warm.mp.current_process(), "daemon", False, raising=False)
+    assert warm.warm_up() is False  # the context raised: compiled (here: loaded) in-process
+    assert fess_run.signatures
