@@ -96,7 +96,7 @@ STAGED = (
         {**_OTHER, "plan": "targets", "pi_corrals": True},
         None,
         unless="plan",
-        why="no sink room: targets filled in backward order (XSokoban 85)",
+        why="the sink assumption off: targets in backward order (XSokoban 85)",
     ),
 )
 OTHER = (Stage("other", _OTHER, None, why="the most different configuration, alone"),)
