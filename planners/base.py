@@ -63,6 +63,12 @@ class Planner(ABC):
         """
         raise ValueError(f"planner {cls.name!r} has no portfolio; use workers=1")
 
+    @classmethod
+    def describe(cls) -> str:
+        """What ``soko planners --describe NAME`` prints: the docstring's summary line."""
+        doc = (cls.__doc__ or "").strip().splitlines()
+        return f"{cls.name}: {doc[0] if doc else ''}"
+
     def summary(self) -> dict[str, Any]:
         """What a result's stats say of this planner's configuration (JSON-ready)."""
         return {}

@@ -7,7 +7,6 @@ written to the JSONL file at once, so Ctrl-C keeps every line already written.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
@@ -21,9 +20,8 @@ from typing import Any, TextIO
 
 from planners import SearchLimits, available, get_planner, planner_class, solve
 from planners.fess.options import PLANS, SINK_CHOICES, SINKLESS_PLANS, FessOptions
-from planners.fess.stages import describe as describe_stages
 from planners.records import read_records, record_header, solve_record
-from soko_gym.cli import add_dataclass_options, dataclass_kwargs, field_docs
+from soko_gym.cli import add_dataclass_options, dataclass_kwargs
 from soko_gym.execution import Backend, Progress, add_backend_options, run
 from soko_gym.levels import Level
 from soko_gym.levels.packs import indexed_levels, split_selection
@@ -47,24 +45,8 @@ def run_planners(args: argparse.Namespace) -> int:
     if args.describe is None:
         print("\n".join(available()))
         return 0
-    print(describe_planner(args.describe))
+    print(planner_class(args.describe).describe())  # unknown name: ValueError
     return 0
-
-
-def describe_planner(name: str) -> str:
-    """A planner's docstring summary, its options and, for fess, the portfolio's stages."""
-    cls = planner_class(name)  # unknown name: ValueError
-    doc = (cls.__doc__ or "").strip().splitlines()
-    lines = [f"{name}: {doc[0] if doc else ''}"]
-    if name == "fess":
-        lines += ["", "Options (`soko solve --fess-OPTION`, or keywords of `planners.solve`):"]
-        docs = field_docs(FessOptions)
-        for f in dataclasses.fields(FessOptions):
-            default = f.default
-            shown = " ".join(default) if isinstance(default, tuple) else default
-            lines.append(f"  --fess-{f.name.replace('_', '-')} (default {shown}): {docs[f.name]}")
-        lines += ["", describe_stages(2)]
-    return "\n".join(lines)
 
 
 def add_solve_parser(sub: Any, source_help: str) -> None:

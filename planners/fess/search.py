@@ -54,8 +54,10 @@ from planners.fess.packing_plan import ranked_sinks, target_basins
 from planners.fess.rooms import analyze_rooms
 from planners.fess.run import FessRun
 from planners.fess.stages import FED_SINKS, NO_SINK_ROOM, Stage, worker_plans
+from planners.fess.stages import describe as describe_stages
 from planners.fess.waypoint import find_waypoint, finish_pushes, waypoint_board
 from planners.limits import SearchLimits
+from soko_gym.cli import field_docs
 from soko_gym.engine.board import Board
 from soko_gym.levels import Level
 
@@ -89,6 +91,20 @@ class FessPlanner(Planner):
             out.append(planner)
         return out
 
+    @classmethod
+    def describe(cls) -> str:
+        """The summary line, every option with its default and help, the portfolio's stages."""
+        docs = field_docs(FessOptions)
+        lines = [
+            super().describe(),
+            "",
+            "Options (`soko solve --fess-OPTION`, or keywords of `planners.solve`):",
+        ]
+        for f in fields(FessOptions):
+            shown = " ".join(f.default) if isinstance(f.default, tuple) else f.default
+            lines.append(f"  --fess-{f.name.replace('_', '-')} (default {shown}): {docs[f.name]}")
+        return "\n".join([*lines, "", describe_stages(2)])
+
     def summary(self) -> dict[str, Any]:
         """The options changed from the defaults, and the stages when a portfolio worker."""
         out: dict[str, Any] = {"options": self.options.changed()}
@@ -108,7 +124,8 @@ class FessPlanner(Planner):
     def _search_stages(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         """Run the stages that apply to ``level`` in turn (``planners.fess.stages``)."""
         board = level.board
-        fed, rest = _sink_rooms(board)
+        sinks = _sink_rooms(board)
+        fed, rest = sinks
         met = {NO_SINK_ROOM: not fed and not rest, FED_SINKS: len(fed) >= 2}
         todo = [(s, o) for s, o in self.stages if met.get(s.when, True)]
         run: FessRun | None = None
@@ -122,7 +139,11 @@ class FessPlanner(Planner):
             if stage.seconds is not None and k < len(todo) - 1:
                 switch = time.perf_counter() + stage.seconds
                 stop = switch if deadline is None else min(deadline, switch)
-            went_on = run is not None and current is not None and _same_search(current, opts, board)
+            went_on = (
+                run is not None
+                and current is not None
+                and _same_search(current, opts, board, sinks)
+            )
             if went_on:
                 assert run is not None
                 run.deadline = stop
@@ -214,17 +235,22 @@ def _sink_rooms(board: Board) -> tuple[list[tuple[int, int]], list[tuple[int, in
 _PLAN_FIELDS = ("plan", "sinkless", "sink_choice")
 
 
-def _same_search(a: FessOptions, b: FessOptions, board: Board) -> bool:
+def _same_search(
+    a: FessOptions,
+    b: FessOptions,
+    board: Board,
+    sinks: tuple[list[tuple[int, int]], list[tuple[int, int]]] | None = None,
+) -> bool:
     """True when options ``a`` and ``b`` would search ``board`` the same way.
 
     Every field that acts during the search must be equal; the plan fields matter as far as
     they give the level another plan (a level without a sink room gets its ``sinkless`` plan
-    from "sink" and "targets" alike).
+    from "sink" and "targets" alike). ``sinks``: ``_sink_rooms(board)``, when known already.
     """
     for f in fields(FessOptions):
         if f.name not in _PLAN_FIELDS and getattr(a, f.name) != getattr(b, f.name):
             return False
-    fed, rest = _sink_rooms(board)
+    fed, rest = sinks if sinks is not None else _sink_rooms(board)
     has_sink = bool(fed or rest)
     many_fed = len(fed) >= 2
 

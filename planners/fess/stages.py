@@ -109,16 +109,6 @@ class WorkerPlan:
     index: int
     stages: tuple[tuple[Stage, FessOptions], ...] = field(default=())
 
-    def summary(self) -> dict[str, Any]:
-        """JSON-ready: each stage's name, seconds, condition and options changed."""
-        return {
-            "worker": self.index,
-            "stages": [
-                {"name": s.name, "seconds": s.seconds, "when": s.when, "options": o.changed()}
-                for s, o in self.stages
-            ],
-        }
-
 
 def worker_table(index: int, workers: int) -> tuple[Stage, ...]:
     """The stage table worker ``index`` of ``workers`` runs."""

@@ -45,10 +45,14 @@ def compile_deadlock_tests() -> None:
     run._node_deadlock(boxes, int(board.start_player), int(boxes[0]))
 
 
-def compile_move_generator() -> None:
-    """Compile (or load) ``generate_moves`` and what it calls (this process's half)."""
+def compile_move_generator():  # -> FessRun
+    """Compile (or load) ``generate_moves`` and what it calls (this process's half).
+
+    Returns the tiny level's search, for ``fess_run`` to be compiled on.
+    """
     run, board, boxes = _tiny_run()
     run.node_moves(boxes, int(board.start_player))
+    return run
 
 
 def _cold() -> bool:
@@ -83,11 +87,10 @@ def warm_up(parallel: bool = True) -> bool:
         except Exception:  # no processes here (a sandbox, a frozen program): one core's worth
             child = None
     try:
-        compile_move_generator()
+        run = compile_move_generator()
     finally:
         if child is not None:
             child.join()
-    run, _, _ = _tiny_run()
     run.run()  # fess_run: compiled here, its deadlock tests loaded from the child's cache
     return child is not None and child.exitcode == 0
 

@@ -416,16 +416,20 @@ def test_explorer_column_counts_only_pushes_from_newly_reached_squares():
     assert new_pushes(sq(2, 6)) > 0
 
 
-def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
-    # the room and corral answers are remembered by sub-problem: a second pass over the same
-    # positions is answered from the memos and must agree with the first
+def _node_tests_along_solutions(board_of) -> int:
+    """Run the node-level tests twice along A* solutions of Microban 1-10 and XSokoban 1.
+
+    Each position is tested on ``board_of(level).board`` and must not be called dead; returns
+    the room and corral memo slots filled (the second pass reads them).
+    """
     remembered = 0
     for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
         result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
         assert result.solved
-        run = FessRun(FessOptions(), level.board, SearchLimits(), None)
+        board = board_of(level).board
+        run = FessRun(FessOptions(), board, SearchLimits(), None)
         steps = []
-        before = level.board.start_boxes.astype(np.int32)
+        before = board.start_boxes.astype(np.int32)
         for i, ch in enumerate(result.lurd):
             if ch.isupper():
                 state = verify(level, result.lurd[: i + 1]).state
@@ -438,7 +442,13 @@ def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
                 run._load(pos)
                 assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
         remembered += int((run.work.memo_status >= 0).sum() + (run.corrals.memo_status >= 0).sum())
-    assert remembered > 0
+    return remembered
+
+
+def test_node_deadlock_tests_with_their_memos_never_stop_a_solution_path():
+    # the room and corral answers are remembered by sub-problem: a second pass over the same
+    # positions is answered from the memos and must agree with the first
+    assert _node_tests_along_solutions(lambda level: level) > 0
 
 
 def _colliding(level):
@@ -480,27 +490,7 @@ def test_the_transposition_table_takes_a_colliding_position_for_no_stored_one():
 def test_node_deadlock_tests_and_their_memos_under_colliding_hashes_never_stop_a_solution():
     # the room and corral searches and their memos with every box set hashing alike: each
     # memo slot is met by many sub-problems, none of which may take another's answer
-    remembered = 0
-    for level in load_levels("microban:1-10") + load_levels("xsokoban:1"):
-        result = planners.solve(level, "astar", SearchLimits(max_seconds=30))
-        assert result.solved
-        board = _colliding(level).board
-        run = FessRun(FessOptions(), board, SearchLimits(), None)
-        steps = []
-        before = board.start_boxes.astype(np.int32)
-        for i, ch in enumerate(result.lurd):
-            if ch.isupper():
-                state = verify(level, result.lurd[: i + 1]).state
-                pos = state.box_pos.astype(np.int32).copy()
-                dst = int(np.setdiff1d(pos, before)[0])
-                steps.append((pos, int(state.player), dst))
-                before = pos
-        for _ in range(2):
-            for pos, player, dst in steps:
-                run._load(pos)
-                assert run._node_deadlock(pos, player, dst) == -1, (level.title, pos.tolist())
-        remembered += int((run.work.memo_status >= 0).sum() + (run.corrals.memo_status >= 0).sum())
-    assert remembered > 0
+    assert _node_tests_along_solutions(_colliding) > 0
 
 
 def test_packing_plan_tries_the_next_sink_room_when_the_first_cannot_be_emptied_into():
