@@ -16,7 +16,9 @@ each) decides when the level was lost: the first position with no solution, foun
 - ``unknown``: A* ran out of time on a position that decides it.
 
 Prints a markdown table (counts and the median action at which other deadlocks were made) and
-writes ``--out/<agent>-<set>-failures.csv`` (level, cause, lost_at, actions).
+writes ``--out/<agent>-<set>-failures.csv`` (level, cause, lost_at, actions; default
+``benchmarks/results/agents``, the folder ``benchmarks/RESULTS.md`` cites). Run it from the
+repository root: ``--out`` is relative to the working folder.
 
     python benchmarks/agent_failures.py --agents pretrained:boxoban-push,pretrained:boxoban-move
         [--set unfiltered-test] [--levels 1000] [--budget 120] [--time-limit 10] [--out DIR]

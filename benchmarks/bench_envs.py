@@ -3,7 +3,10 @@
 Every timing includes observations, rewards, masks and resets (autoreset in the vector envs),
 on the bundled ``boxoban-unfiltered-train`` levels; numba compilation is warmed up first.
 Also times the level generator (10x10, 4 boxes) and, for the vector Move env, where a step's
-time goes. Prints a markdown table with the machine it ran on.
+time goes. Prints a markdown table with the machine it ran on; ``benchmarks/RESULTS.md`` cites
+the full output as a file:
+
+    python benchmarks/bench_envs.py > benchmarks/results/envs.md
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """FESS benchmark: solved counts and per-level time, pushes and moves on the issue's suites.
 
     python benchmarks/bench_fess.py microban --jobs 2
-    python benchmarks/bench_fess.py xsokoban --workers 2 --jsonl fess-xsokoban.jsonl
+    python benchmarks/bench_fess.py xsokoban --seconds 60 --workers 2 --jobs 1 \
+        --jsonl benchmarks/results/fess-xsokoban-60s.jsonl
     python benchmarks/bench_fess.py xsokoban --only 14,29,40 --seconds 600 --workers 2
     python benchmarks/bench_fess.py xsokoban --only 32,71 --options '{"plan": "targets"}'
 
@@ -13,6 +14,10 @@ per-level table (level, status, seconds, pushes, moves, nodes, nodes per second 
 is printed at the end. Nodes per second is the winning (or, unsolved, the first) worker's.
 A portfolio worker that fails (an exception in its process) is printed under its level and
 named in the summary: the level's result is then the other workers' alone.
+
+The records ``benchmarks/RESULTS.md`` cites are ``benchmarks/results/fess-SUITE-60s.jsonl`` and
+``fess-SUITE-600s.jsonl`` (the commands are on that page); ``benchmarks/fess_table.py`` builds
+the solver-strength table from them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Suites: XSokoban level 1 from the A* solution (97 pushes), the A* solutions of M
 (solved here first at 10 s per level, or read from a ``soko solve --jsonl`` file), and with
 ``--fess-solutions FILE`` the FESS solutions of XSokoban written by ``benchmarks/bench_fess.py
 xsokoban --jsonl FILE`` (all methods, ``--fess-time`` seconds per level). ``--only-fess`` runs
-that suite alone. Prints a markdown table with the machine it ran on.
+that suite alone (``--fess-solutions benchmarks/results/fess-xsokoban-60s.jsonl``: the FESS
+records ``benchmarks/RESULTS.md`` cites). Prints a markdown table with the machine it ran on.
 """
 
 from __future__ import annotations

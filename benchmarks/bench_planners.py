@@ -2,7 +2,11 @@
 
 Runs each suite level by level in this process (``--jobs`` spreads levels over processes, which
 changes the wall-clock figures but not the per-level ones), writes every level's result to
-``--jsonl`` and prints a markdown table with the machine it ran on.
+``--jsonl`` and prints a markdown table with the machine it ran on. The run
+``benchmarks/RESULTS.md`` cites (``--jsonl`` overwrites its file):
+
+    python benchmarks/bench_planners.py xsokoban1 microban boxoban --jobs 2 \
+        --jsonl benchmarks/results/planners.jsonl
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Each agent plays every level of each set once, greedily (or, with ``--on-repeat`
 until it meets a board it has seen before in the episode: ``agents.repeat``), for at most
 ``--budget`` actions (default 120). Per level it records whether the episode solved the level,
 its actions, pushes and player moves (walks included), written to
-``--out/<agent>-<set>.csv``. Two protocols read the same episodes:
+``--out/<agent>-<set>.csv`` (default ``benchmarks/results/agents``, the folder
+``benchmarks/RESULTS.md`` cites). Two protocols read the same episodes:
 
 - **Push protocol** (this project's): solved within B pushes (a Push-env action is one push;
   the walk to it is free);

@@ -8,7 +8,7 @@ start position's push lower bound (the box-goal matching A* uses). Prints a mark
 summary figures and each histogram's overlap with Boxoban's (the sum over bins of the smaller
 share; 1 is identical), and writes a PNG of the histograms when matplotlib is installed.
 
-    python benchmarks/boxoban_stats.py [--levels 1000] [--png boxoban_stats.png]
+    python benchmarks/boxoban_stats.py [--levels 1000] [--png benchmarks/results/boxoban_stats.png]
 """
 
 from __future__ import annotations

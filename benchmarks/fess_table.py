@@ -1,6 +1,6 @@
 """The solver-strength table (issue 12) from ``bench_fess.py`` records, checked as it is built.
 
-    python benchmarks/fess_table.py benchmarks/results/fess-xsokoban-*round17*.jsonl
+    python benchmarks/fess_table.py benchmarks/results/fess-*.jsonl
     python benchmarks/fess_table.py RECORDS... --limits 10,60,600 --no-verify
 
 Records of any runs and sources mix: per source, a level is solved within a limit when some

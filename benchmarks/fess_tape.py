@@ -1,6 +1,6 @@
 """How FESS's effort grows with the length of Microban II 131's diagonal band.
 
-    python benchmarks/fess_tape.py --seconds 60
+    python benchmarks/fess_tape.py --seconds 60 > benchmarks/results/fess-tape-microban2-131.txt
     python benchmarks/fess_tape.py --sizes 5-7 --options '{"sinkless": "unordered"}'
 
 Microban II 131 is a band of eight diagonal lines (targets, boxes, targets, boxes, boxes,

@@ -1,7 +1,6 @@
 """Where FESS loses a known solution of a level it does not solve (one worker).
 
-    python benchmarks/fess_trace.py xsokoban 28 \
-        --lurd benchmarks/results/fess-xsokoban-600s-round2.jsonl
+    python benchmarks/fess_trace.py xsokoban 29 --lurd benchmarks/results/fess-xsokoban-600s.jsonl
 
 The known solution (a LURD string, a file holding one, or a ``bench_fess.py`` JSONL file with a
 solved record of the level) is cut into macro moves (the pushes of one box in a row); the FESS

@@ -33,7 +33,7 @@ from agents.train_config import (
 )
 from soko_gym.provenance import machine_line
 
-SB3_SOLVE_RATE = 0.982  # RESULTS.md, "Learned agents: python benchmarks/bench_agents.py 7x7"
+SB3_SOLVE_RATE = 0.982  # RESULTS.md, "MaskablePPO on 7x7 levels"
 # the stable-baselines3 7x7 run of bench_agents.py, on RLlib's PPO: the same envs, network
 # (the square policy "auto" picks for MaskablePPO, named here) and PPO hyperparameters
 CONFIG = replace(
