@@ -25,8 +25,8 @@ from planners._kernels.fess import (
 )
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
+from soko_gym.engine.bounded_search import load_queued, row_holds_boxes
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
-from soko_gym.engine.corral import load_queued, row_holds_boxes
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock, bipartite_deadlock_from
 from soko_gym.engine.patterns import is_pattern_deadlock

@@ -94,7 +94,7 @@ from soko_gym.engine.constants import (
     HASH_DTYPE,
     SQUARE_DTYPE,
 )
-from soko_gym.engine.corral import new_corral_tables
+from soko_gym.engine.corral_tables import new_corral_tables
 from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player

@@ -11,7 +11,7 @@ import pytest
 import soko_gym
 import soko_gym.engine
 from soko_gym.engine import push, reach
-from soko_gym.engine.corral import warmup_corral
+from soko_gym.engine.corral_analysis import warmup_corral
 from soko_gym.engine.exhaust import warmup_exhaust
 from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.engine.patterns import warmup_patterns
