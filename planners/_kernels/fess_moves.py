@@ -312,7 +312,7 @@ def edge_blocks(cells, box_at, offsets, root, sc):
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds, own):
-    """Fewest pushes of the box on ``src`` to every live state (``engine.step.box_paths``).
+    """Fewest pushes of the box on ``src`` to every live state (``engine.macro.box_paths``).
 
     The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
     (``edge_blocks``); the player stands before the move in region ``own`` of ``sc.pos_label``

@@ -98,7 +98,7 @@ def test_warmup__compiles_every_engine_kernel():
     warmup_patterns()  # and the generated deadlock patterns
     kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
-    assert {"step.push_step", "step.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
+    assert {"moves.push_step", "macro.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
     missing = [name for name, k in kernels.items() if not k.signatures]
     assert not missing, f"warmup() leaves these kernels uncompiled: {missing}"
 
