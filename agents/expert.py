@@ -31,8 +31,8 @@ from soko_gym.engine.constants import (
     SQUARE_DTYPE,
     WALL,
 )
+from soko_gym.engine.moves import move_mask, push_mask
 from soko_gym.engine.reach import new_stamps, reach_player
-from soko_gym.engine.step import move_mask, push_mask
 from soko_gym.levels import Level
 
 ACTION_SPACES = ("push", "macro", "move")

@@ -45,12 +45,7 @@ from planners._kernels.fess_search import (
 )
 from planners.fess.options import make_options
 from planners.fess.run import FessRun, new_tree
-from soko_gym.engine.corral import (
-    COUNT_CUT,
-    COUNT_EXPANDED,
-    COUNT_MEMO_HITS,
-    COUNT_SEARCHES,
-)
+from soko_gym.engine.corral_tables import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES
 
 # each node test by its option slot
 TESTS = {"retrograde": O_RETROGRADE, "frozen": O_FROZEN, "learned": O_LEARNED, "room": O_ROOMS,

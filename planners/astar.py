@@ -5,7 +5,7 @@ it reaches; pushes onto dead squares and pushes that freeze a box off goal are p
 can be part of a solution), and a push into a one-wide tunnel with no goal runs on to its end
 (the tunnel macro), as Junghanns' Rolling Stone does. Optional pruning, all push-optimal:
 wall lines holding more boxes than goals, PI-corral pruning (only pushes into the corral)
-and corral deadlocks found by a small bounded search (``soko_gym.engine.corral``).
+and corral deadlocks found by a small bounded search (``soko_gym.engine.corral_search``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from planners.driver import (
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
-from soko_gym.engine.corral import new_corral_tables
+from soko_gym.engine.corral_tables import new_corral_tables
 from soko_gym.engine.lowerbound import INFINITE_BOUND, matching_bound_full, simple_bound
 from soko_gym.engine.reach import reach_player
 from soko_gym.levels import Level

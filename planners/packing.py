@@ -24,8 +24,8 @@ from soko_gym.engine.constants import (
     FLOOR,
     HASH_DTYPE,
 )
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.reach import reach_player
-from soko_gym.engine.step import box_paths
 from soko_gym.engine.zobrist import full_hash
 from soko_gym.levels import Level
 

@@ -51,8 +51,8 @@ from soko_gym.engine.constants import (
 )
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import INFINITE_BOUND, matching_bound_full, new_match_state
+from soko_gym.engine.moves import push_mask, write_planes
 from soko_gym.engine.reach import new_stamps, reach_player
-from soko_gym.engine.step import push_mask, write_planes
 from soko_gym.levels import Level
 from soko_gym.levels.frame import frame
 
@@ -109,7 +109,7 @@ class PushSpace:
 
     Squares are frame squares (``row * W + col`` in the observation). The framing, the cell
     flags of the planes and the mask are the env's own (``soko_gym.envs.observation`` centres
-    the level the same way; ``engine.step.write_planes`` and ``push_mask`` are shared), so the
+    the level the same way; ``engine.moves.write_planes`` and ``push_mask`` are shared), so the
     policy sees exactly what it would see playing ``Sokoban-Push-v0``.
 
     Attributes:

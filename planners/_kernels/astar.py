@@ -10,7 +10,7 @@ its expansion budget is spent, a goal is popped, the heap is empty or an array i
 Optional pruning (each behind a flag): a push that puts more boxes than goals on a wall line
 (``engine.deadlock``) is dropped; an expanded node with a PI-corral generates only the pushes
 into it, and one whose corral next to the last pushed box fails the bounded corral deadlock
-search (``engine.corral``) generates nothing. All three keep A* push-optimal.
+search (``engine.corral_search``) generates nothing. All three keep A* push-optimal.
 
 Heuristic ``h``: a lower bound on the pushes still needed; the sum of each box's pushes to its
 nearest goal, or a minimum-cost perfect matching of boxes to goals (solved once per expanded
@@ -44,17 +44,15 @@ from planners._kernels.table import table_get, table_put
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import SQUARE_DTYPE
 from soko_gym.engine.corral import (
-    CORRAL_DEADLOCK,
-    CORRAL_UNKNOWN,
     INFO_BARRIER_LEN,
     INFO_BARRIER_START,
     INFO_MARK,
     INFO_NEEDS_PUSH,
     best_pi_corral,
-    corral_deadlock,
     keep_pushes_into,
     label_corrals,
 )
+from soko_gym.engine.corral_search import CORRAL_DEADLOCK, CORRAL_UNKNOWN, corral_deadlock
 from soko_gym.engine.deadlock import is_simple_deadlock, is_wall_line_deadlock, wall_lines
 from soko_gym.engine.lowerbound import (
     INFINITE_BOUND,
@@ -154,7 +152,7 @@ def _corral_deadlock_cut(corral, box_at, player, last_push, n_corrals, counters)
 
     Searches the corrals that need a push and whose barrier holds the box pushed last (every
     one at the root, where ``last_push`` is -1; else the node's square push). ``corral`` is
-    the ``engine.corral.CorralTables`` labelled for the node by ``label_corrals``; its
+    the ``engine.corral_tables.CorralTables`` labelled for the node by ``label_corrals``; its
     ``stamps`` fill is overwritten.
     """
     ct = corral
@@ -190,7 +188,7 @@ def run_astar(board, params, tables, corral, scratch, nodes, table, heap, counte
         board: ``common.SearchBoard``.
         params: ``AStarParams``.
         tables: ``AStarTables``.
-        corral: ``engine.corral.CorralTables`` sharing ``stamps``, ``stack``, ``seen`` and
+        corral: ``engine.corral_tables.CorralTables`` sharing ``stamps``, ``stack``, ``seen`` and
             ``trail`` with ``scratch`` (used with ``pi_corrals`` or ``corral_deadlocks``).
         scratch: ``common.PushScratch``; ``box_at`` all -1 on entry.
         nodes: ``AStarNodes``; updated.

@@ -25,8 +25,8 @@ from planners._kernels.fess import (
 )
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.packing import pull_paths
+from soko_gym.engine.bounded_search import load_queued, row_holds_boxes
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL
-from soko_gym.engine.corral import load_queued, row_holds_boxes
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.lowerbound import bipartite_deadlock, bipartite_deadlock_from
 from soko_gym.engine.patterns import is_pattern_deadlock
@@ -312,7 +312,7 @@ def edge_blocks(cells, box_at, offsets, root, sc):
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _block_box_paths(cells, dead_side, box_at, offsets, src, sc, mark, kinds, own):
-    """Fewest pushes of the box on ``src`` to every live state (``engine.step.box_paths``).
+    """Fewest pushes of the box on ``src`` to every live state (``engine.macro.box_paths``).
 
     The box's square must already be free in ``box_at`` and ``sc.block`` hold its blocks
     (``edge_blocks``); the player stands before the move in region ``own`` of ``sc.pos_label``

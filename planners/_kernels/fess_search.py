@@ -58,15 +58,11 @@ from planners._kernels.fess_moves import (
     room_key,
 )
 from planners._kernels.fess_order import N_ADVISORS, OrderNode, order_moves
-from soko_gym.engine.corral import (
-    CORRAL_DEADLOCK,
-    OUT_PROOF_LEN,
-    OUT_PROOF_NORM,
-    adapt_budget,
-    corral_label,
-    corral_pi_sq_pushes,
-    corral_status,
-)
+from soko_gym.engine.bounded_search import adapt_budget
+from soko_gym.engine.corral_analysis import corral_label, corral_pi_sq_pushes
+from soko_gym.engine.corral_memo import corral_status
+from soko_gym.engine.corral_search import CORRAL_DEADLOCK
+from soko_gym.engine.corral_tables import OUT_PROOF_LEN, OUT_PROOF_NORM
 
 # the move columns a node keeps in the pool (int16), in this order
 KEEP = (M_BOX, M_SRC, M_DST, M_PLAYER, M_NORM, M_OOP, M_PACKED, M_CONN, M_ROOMS, M_HOT, M_MOB)
@@ -195,7 +191,7 @@ DeadlockTables = namedtuple(
     [  # what the node-level deadlock tests keep between nodes
         "learned",  # LearnedTables: the patterns learned from room and corral proofs
         "frozen",  # FrozenTables: the bipartite test with frozen boxes as walls
-        "corral",  # CorralTables of ``soko_gym.engine.corral`` (scratch and memo)
+        "corral",  # CorralTables of ``soko_gym.engine.corral_tables`` (scratch and memo)
     ],
 )
 

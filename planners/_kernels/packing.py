@@ -35,8 +35,8 @@ from soko_gym.engine.constants import (
     STAMP_DTYPE,
 )
 from soko_gym.engine.deadlock import is_simple_deadlock
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.reach import new_stamps, reach_player
-from soko_gym.engine.step import box_paths
 
 # search directions (``PackingParams.mode``)
 FORWARD = 0  # push boxes from their start squares to goals
@@ -165,7 +165,7 @@ def new_packing_scratch(board: Board) -> PackingScratch:
 def pull_paths(cells, box_at, offsets, player, src, stamps, stack, dist, parent, queue):
     """Fewest pulls that bring the box on ``src`` to each square, other boxes fixed.
 
-    The reverse twin of ``engine.step.box_paths``, with the same state encoding: a state is
+    The reverse twin of ``engine.macro.box_paths``, with the same state encoding: a state is
     ``square * 4 + side``, ``side`` the direction from the box to the player. A pull in
     direction ``d`` needs the player on side ``d`` and a free floor square beyond it; the box
     moves one square in ``d`` and the player ends on side ``d`` of it. ``box_at`` is restored.

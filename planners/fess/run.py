@@ -94,11 +94,11 @@ from soko_gym.engine.constants import (
     HASH_DTYPE,
     SQUARE_DTYPE,
 )
-from soko_gym.engine.corral import new_corral_tables
+from soko_gym.engine.corral_tables import new_corral_tables
 from soko_gym.engine.distance import dead_sides
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
-from soko_gym.engine.step import box_paths
 
 DEADLOCK_NAMES = {
     DL_DEAD_SQUARE: "dead_square",

@@ -17,7 +17,7 @@ a level of its own with those squares as targets.
 - *Waypoint*: the best position the backward search stored, with the pulls that lead to it.
 - *Finish*: after the forward search reaches the waypoint's box squares, each pull in reverse
   order becomes the fewest pushes that bring its box back, ending with the player in the region
-  the backward search had it in (``soko_gym.engine.step.box_paths``). The forward search's last
+  the backward search had it in (``soko_gym.engine.macro.box_paths``). The forward search's last
   position must leave the player in the waypoint's region; with one region, as on the loose
   positions the ranking favours, it always does.
 
@@ -51,8 +51,8 @@ from planners.fess.packing_plan import push_reachable, walk_distance_from
 from planners.fess.run import path_pushes
 from soko_gym.engine.board import Board, build_board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, SQUARE_DTYPE, WALL
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.reach import reach_player
-from soko_gym.engine.step import box_paths
 
 
 @dataclass(frozen=True, eq=False)

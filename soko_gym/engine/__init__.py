@@ -77,7 +77,7 @@ def warmup() -> None:
 
 def _warm_steps(board: Board) -> None:
     """Compile the env step kernels with the argument types the envs pass."""
-    from soko_gym.engine import deadlock, reach, step
+    from soko_gym.engine import deadlock, deadlock_mask, macro, moves, reach
     from soko_gym.engine.actions import KIND_PUSH
     from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_DTYPE, N_PLANES, SQUARE_DTYPE
 
@@ -85,11 +85,11 @@ def _warm_steps(board: Board) -> None:
     cells = board.cells
     box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
     box_pos = np.zeros(board.n_boxes, dtype=SQUARE_DTYPE)
-    n_boxes = step.place_boxes(box_at, box_pos, board.start_boxes, int(board.n_boxes))
+    n_boxes = moves.place_boxes(box_at, box_pos, board.start_boxes, int(board.n_boxes))
     obs = np.zeros(N_PLANES * n, dtype=np.uint8)
     player = int(board.start_player)
-    step.write_planes(cells, box_pos, int(n_boxes), player, obs)
-    step.count_on_goal(cells, box_pos, int(n_boxes))
+    moves.write_planes(cells, box_pos, int(n_boxes), player, obs)
+    moves.count_on_goal(cells, box_pos, int(n_boxes))
     stamps = reach.new_stamps(cells)
     reach.reset_stamps(cells, stamps)
     reach.walk_distances(
@@ -109,18 +109,18 @@ def _warm_steps(board: Board) -> None:
     walk = np.empty(n, dtype=np.int8)
     seen = np.zeros(n + 1, dtype=np.uint32)
     trail = np.empty(n, dtype=SQUARE_DTYPE)
-    step.move_mask(cells, box_at, board.offsets, player, np.zeros(5, dtype=bool))
+    moves.move_mask(cells, box_at, board.offsets, player, np.zeros(5, dtype=bool))
     pushes = np.zeros(4 * n, dtype=bool)
-    step.push_mask(
+    moves.push_mask(
         cells, box_at, box_pos, int(n_boxes), board.offsets, player, stamps, stack, pushes
     )
     sq, d = divmod(int(np.flatnonzero(pushes)[0]), 4)  # warmed itself: a cached caller won't
     dst = sq + int(board.offsets[d])
-    step.push_is_dead(cells, board.dead, box_at, board.offsets, sq, dst, seen, trail)
-    step.mask_dead_actions(
+    deadlock_mask.push_is_dead(cells, board.dead, box_at, board.offsets, sq, dst, seen, trail)
+    deadlock_mask.mask_dead_actions(
         KIND_PUSH, cells, board.dead, box_at, board.offsets, player, seen, trail, pushes
     )
-    step.macro_mask(
+    macro.macro_mask(
         cells,
         box_at,
         box_pos,
@@ -135,15 +135,17 @@ def _warm_steps(board: Board) -> None:
         np.zeros(n * n, dtype=bool),
     )
     box = int(box_pos[0])
-    status, player, _, moved = step.move_step(cells, box_at, box_pos, board.offsets, obs, player, 3)
+    status, player, _, moved = moves.move_step(
+        cells, box_at, box_pos, board.offsets, obs, player, 3
+    )
     player = int(player)
-    step.push_step(
+    moves.push_step(
         cells, box_at, box_pos, board.offsets, obs, player, box + 1, 3, stamps, queue, parent8, walk
     )
-    step.box_paths(
+    macro.box_paths(
         cells, box_at, board.offsets, player, int(box_pos[0]), stamps, stack, dist, parent, queue
     )
-    step.macro_plan(
+    macro.macro_plan(
         cells,
         box_at,
         board.offsets,
@@ -165,11 +167,11 @@ def _warm_steps(board: Board) -> None:
 
 def _warm_env_kernels(board: Board) -> None:
     """Compile each kind's ``env_reset_*`` and ``env_step_*`` with the bundles the envs build."""
-    from soko_gym.engine import actions, step
+    from soko_gym.engine import actions, env_bundles, step
     from soko_gym.engine.constants import N_PLANES, SQUARE_DTYPE
 
     n = board.n_cells
-    tables = step.env_tables(
+    tables = env_bundles.env_tables(
         board.cells[None].copy(),
         board.dead[None].copy(),
         board.start_boxes[None].astype(SQUARE_DTYPE),
@@ -178,10 +180,10 @@ def _warm_env_kernels(board: Board) -> None:
         board.offsets,
     )
     for kind in (actions.KIND_MOVE, actions.KIND_PUSH, actions.KIND_MACRO):
-        opts = step.new_env_options(kind, np.zeros(4), 0, True, kind == actions.KIND_MOVE)
+        opts = env_bundles.new_env_options(kind, np.zeros(4), 0, True, kind == actions.KIND_MOVE)
         size = actions.n_actions(kind, n, opts.noop_action)
-        state = step.new_env_state(1, n, int(board.n_boxes), N_PLANES, size)
-        scratch = step.new_env_scratch(1, n, kind, record_lurd=True)
+        state = env_bundles.new_env_state(1, n, int(board.n_boxes), N_PLANES, size)
+        scratch = env_bundles.new_env_scratch(1, n, kind, record_lurd=True)
         reset, step_kernel = step.env_kernels(kind)
         reset(opts, tables, state, scratch, 0, 0)
         step_kernel(opts, tables, state, scratch, 0, int(np.flatnonzero(state.masks[0])[0]))

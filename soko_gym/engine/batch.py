@@ -137,10 +137,10 @@ def batch_step_move(opts, tables, state, scratch, out, cmd):
     """Reset or step every move env on the calling thread; returns the episodes it ended.
 
     Args:
-        opts: ``step.EnvOptions``.
-        tables: ``step.EnvTables``.
-        state: ``step.EnvState`` of N envs; updated.
-        scratch: ``step.EnvScratch`` of N envs.
+        opts: ``env_bundles.EnvOptions``.
+        tables: ``env_bundles.EnvTables``.
+        state: ``env_bundles.EnvState`` of N envs; updated.
+        scratch: ``env_bundles.EnvScratch`` of N envs.
         out: ``StepOutputs`` of N envs; written.
         cmd: ``EnvCommands`` of N envs.
     """

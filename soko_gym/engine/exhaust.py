@@ -29,18 +29,21 @@ import numpy as np
 from numba import njit
 
 from soko_gym.engine.board import build_board
+from soko_gym.engine.bounded_search import (
+    EMPTY,
+    adapt_budget,
+    all_on_goal,
+    clear_queue,
+    load_queued,
+    queue_position,
+)
 from soko_gym.engine.constants import BOX_AT_DTYPE, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.corral import (
     INFO_MARK,
     N_INFO,
-    adapt_budget,
-    all_on_goal,
     best_pi_corral,
-    clear_queue,
     keep_pushes_into,
     label_corrals,
-    load_queued,
-    queue_position,
 )
 from soko_gym.engine.deadlock import is_simple_deadlock
 from soko_gym.engine.push import apply_push, legal_pushes, undo_push
@@ -64,7 +67,6 @@ COUNT_CUT = 2  # searches cut short by their budget
 COUNT_EXPANDED = 3  # positions expanded by all searches (their cost)
 N_COUNTERS = 4
 
-_EMPTY = -1
 
 # Everything one board's exhaustion searches read and write, as one kernel argument.
 ExhaustTables = namedtuple(
@@ -131,7 +133,7 @@ def new_exhaust_tables(
         box_at=np.full(n, -1, dtype=BOX_AT_DTYPE),
         nodes=np.zeros((rows, nb + 2), dtype=SQUARE_DTYPE),
         hashes=np.zeros(table, dtype=HASH_DTYPE),
-        players=np.full(table, _EMPTY, dtype=np.int32),
+        players=np.full(table, EMPTY, dtype=np.int32),
         rows=np.zeros(table, dtype=np.int32),
         pos=np.zeros(nb, dtype=SQUARE_DTYPE),
         pushes=np.zeros(4 * nb, dtype=SQUARE_DTYPE),

@@ -1,7 +1,9 @@
-"""Random level kernels: a seeded xorshift128+ stream, room carving, and reverse play by pulls.
+"""Random levels by reverse play: boxes pulled away from their goals, the pulls' LURD solution.
 
 Levels are solvable by construction: boxes start on their goals and random walks of the player
 pull them away; the pulls taken back in reverse order are pushes that solve the level.
+``generate_candidate`` makes one attempt: a room (``engine.rooms``), goals, the walks, the
+solution; its random draws come from ``engine.xorshift``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ import numpy as np
 from numba import njit
 
 from soko_gym.engine.constants import (
-    DIRECTION_DELTAS,
-    FLOOR,
     GOAL,
     MOVE_CHARS,
     OPPOSITE,
@@ -23,11 +23,9 @@ from soko_gym.engine.constants import (
 from soko_gym.engine.distance import push_distances, side_regions
 from soko_gym.engine.push import apply_pull, legal_pulls
 from soko_gym.engine.reach import WALL_STAMP, player_path, reach_player
+from soko_gym.engine.rooms import ROOM_OPEN, carve_room, place_goals
+from soko_gym.engine.xorshift import random_below, random_unit
 from soko_gym.engine.zobrist import full_hash, zobrist_table
-
-# Room shapes (the ``shape`` argument of ``_carve_room``).
-ROOM_RANDOM = 0  # a blob carved by a random walk of a 1x1 .. 2x2 brush
-ROOM_OPEN = 1  # a rectangle with scattered single walls that keep the floor connected
 
 # Status codes of ``generate_candidate`` (kernels never raise).
 GEN_OK = 0
@@ -42,8 +40,6 @@ GEN_REASONS = {
     GEN_NO_REPLAY: "solution did not replay",
 }
 
-_ROW_STEP = np.array([dr for dr, _ in DIRECTION_DELTAS], dtype=np.int64)
-_COL_STEP = np.array([dc for _, dc in DIRECTION_DELTAS], dtype=np.int64)
 _OPPOSITE = np.array(OPPOSITE, dtype=np.int64)
 _MOVE_CODES = np.frombuffer(MOVE_CHARS.encode("ascii"), dtype=np.uint8).copy()
 _PUSH_CODES = np.frombuffer(PUSH_CHARS.encode("ascii"), dtype=np.uint8).copy()
@@ -55,7 +51,7 @@ GenSpec = namedtuple(
     [  # what ``generate_candidate`` makes (``gen_spec`` builds it with exact types)
         "height",  # rows of the grid, outer walls included
         "width",  # columns of the grid, outer walls included
-        "n_floor",  # floor squares wanted (see ``_carve_room``)
+        "n_floor",  # floor squares wanted (see ``carve_room``)
         "shape",  # ROOM_RANDOM or ROOM_OPEN
         "n_walks",  # random walks per attempt
         "max_steps",  # pulls per walk
@@ -129,197 +125,8 @@ def gen_spec(
 
 
 # ---------------------------------------------------------------------------------------------
-# Random stream: xorshift128+ over an explicit state array, advanced in place.
+# How far a position is from solved: lone-box push distances, a push lower bound
 # ---------------------------------------------------------------------------------------------
-
-
-@njit(cache=True, nogil=True)
-def _next_random(rng):
-    """Advance the generator and return its next output.
-
-    Args:
-        rng: uint64[2] xorshift128+ state, not all zero; advanced in place.
-
-    Returns:
-        A uint64 drawn uniformly from all 64-bit values.
-    """
-    s1 = rng[0]
-    s0 = rng[1]
-    rng[0] = s0
-    s1 ^= s1 << np.uint64(23)
-    s1 ^= s1 >> np.uint64(17)
-    s1 ^= s0 ^ (s0 >> np.uint64(26))
-    rng[1] = s1
-    return s1 + s0
-
-
-@njit(cache=True, nogil=True)
-def _random_below(rng, n):
-    """A random int in ``[0, n)`` for ``1 <= n < 2**32``.
-
-    Callers pass ``n`` as a variable or ``np.int64(...)``, never as a bare literal: numba would
-    compile a separate signature for each literal value.
-
-    Args:
-        rng: uint64[2] generator state; advanced in place.
-        n: exclusive upper bound.
-    """
-    high = _next_random(rng) >> np.uint64(32)
-    return np.int64((high * np.uint64(n)) >> np.uint64(32))
-
-
-@njit(cache=True, nogil=True)
-def _random_unit(rng):
-    """A random float in ``[0, 1)`` with 53 random bits.
-
-    Args:
-        rng: uint64[2] generator state; advanced in place.
-    """
-    return np.float64(_next_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-# ---------------------------------------------------------------------------------------------
-# Rooms and goals
-# ---------------------------------------------------------------------------------------------
-
-
-@njit(cache=True, nogil=True)
-def _count_connected(cells, offsets, start, seen, mark, stack):
-    """Floor squares connected to ``start``; marks them with ``mark`` in ``seen``."""
-    seen[start] = mark
-    stack[0] = start
-    top = 1
-    count = 1
-    while top > 0:
-        top -= 1
-        sq = stack[top]
-        for d in range(4):
-            nb = sq + offsets[d]
-            if (cells[nb] & FLOOR) and seen[nb] != mark:
-                seen[nb] = mark
-                stack[top] = nb
-                top += 1
-                count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
-def _carve_room(cells, height, width, n_floor, shape, rng, order, seen, stack):
-    """Carve a connected room into an all-wall grid, in place.
-
-    ``ROOM_RANDOM`` walks a brush of 1x1, 1x2, 2x1 or 2x2 squares through the interior, turning
-    now and then, until ``n_floor`` squares are floor (up to three more, from the last brush).
-    ``ROOM_OPEN`` clears the whole interior and then walls up random squares, skipping any that
-    would cut the floor in two, until ``n_floor`` remain or no square can be walled.
-
-    Args:
-        cells: uint8[height * width] receives WALL or FLOOR per square; the border stays wall.
-        height: rows of the grid, outer walls included (>= 3).
-        width: columns of the grid, outer walls included (>= 3).
-        n_floor: floor squares wanted, 1 .. (height - 2) * (width - 2).
-        shape: ROOM_RANDOM or ROOM_OPEN.
-        rng: uint64[2] generator state; advanced in place.
-        order: int32[height * width] scratch.
-        seen: int32[height * width] scratch.
-        stack: int32[height * width] scratch.
-
-    Returns:
-        Number of floor squares carved.
-    """
-    inner_h = height - 2
-    inner_w = width - 2
-    cells[:] = WALL
-    if shape == ROOM_OPEN:
-        n_inner = inner_h * inner_w
-        for i in range(n_inner):
-            sq = (1 + i // inner_w) * width + 1 + i % inner_w
-            cells[sq] = FLOOR
-            order[i] = sq
-        for i in range(n_inner - 1, 0, -1):  # shuffle: the order walls are tried in
-            j = _random_below(rng, i + 1)
-            tmp = order[i]
-            order[i] = order[j]
-            order[j] = tmp
-        offsets = np.array([-width, width, -1, 1], dtype=np.int64)
-        seen[:] = 0
-        count = n_inner
-        mark = 0
-        for i in range(n_inner):
-            if count <= n_floor:
-                break
-            sq = order[i]
-            cells[sq] = WALL
-            start = -1
-            for d in range(4):
-                if cells[sq + offsets[d]] & FLOOR:
-                    start = sq + offsets[d]
-                    break
-            mark += 1
-            if start >= 0 and _count_connected(cells, offsets, start, seen, mark, stack) == (
-                count - 1
-            ):
-                count -= 1
-            else:
-                cells[sq] = FLOOR
-        return count
-    row = 1 + _random_below(rng, inner_h)
-    col = 1 + _random_below(rng, inner_w)
-    d = _random_below(rng, np.int64(4))
-    count = 0
-    guard = 0
-    limit = 64 * inner_h * inner_w
-    while count < n_floor and guard < limit:
-        guard += 1
-        brush = _random_below(rng, np.int64(8))  # 0-2: 1x1, 3-4: 1x2, 5-6: 2x1, 7: 2x2
-        bh = 2 if brush >= 5 else 1
-        bw = 2 if brush == 3 or brush == 4 or brush == 7 else 1
-        for r in range(row, min(row + bh, height - 1)):
-            for c in range(col, min(col + bw, width - 1)):
-                sq = r * width + c
-                if cells[sq] & WALL:
-                    cells[sq] = FLOOR
-                    count += 1
-        if _random_unit(rng) < 0.3:
-            d = _random_below(rng, np.int64(4))
-        nr = row + _ROW_STEP[d]
-        nc = col + _COL_STEP[d]
-        if 1 <= nr <= inner_h and 1 <= nc <= inner_w:
-            row = nr
-            col = nc
-        else:
-            d = _random_below(rng, np.int64(4))
-    return count
-
-
-@njit(cache=True, nogil=True)
-def _place_goals(cells, rng, floor, goals):
-    """Pick distinct random floor squares as goals and flag them GOAL in ``cells``.
-
-    Args:
-        cells: uint8[n_cells] WALL / FLOOR flags; GOAL is added on the chosen squares.
-        rng: uint64[2] generator state; advanced in place.
-        floor: int32[n_cells] scratch.
-        goals: int32[n_goals] receives the goal squares, in the order drawn.
-
-    Returns:
-        Number of floor squares (the goals are placed only when it exceeds ``n_goals``).
-    """
-    n = 0
-    for sq in range(cells.shape[0]):
-        if cells[sq] & FLOOR:
-            floor[n] = sq
-            n += 1
-    k = goals.shape[0]
-    if n <= k:
-        return n
-    for i in range(k):  # partial Fisher-Yates shuffle of the floor list
-        j = i + _random_below(rng, n - i)
-        tmp = floor[i]
-        floor[i] = floor[j]
-        floor[j] = tmp
-        goals[i] = floor[i]
-        cells[floor[i]] |= GOAL
-    return n
 
 
 @njit(cache=True, nogil=True)
@@ -460,13 +267,13 @@ def _walk_pulls(board, spec, rng, player, ws, best):
             code = hist_pull[length - 1]
             last_box = box_at[(code >> 2) + offsets[code & 3]]
         pick = -1
-        if last_box >= 0 and _random_unit(rng) < keep_prob:
+        if last_box >= 0 and random_unit(rng) < keep_prob:
             n_same = np.int64(0)
             for i in range(k):
                 if pull_buf[i] >> 2 == last_box:
                     n_same += 1
             if n_same > 0:
-                j = _random_below(rng, n_same)
+                j = random_below(rng, n_same)
                 for i in range(k):
                     if pull_buf[i] >> 2 == last_box:
                         if j == 0:
@@ -474,7 +281,7 @@ def _walk_pulls(board, spec, rng, player, ws, best):
                             break
                         j -= 1
         if pick < 0:
-            pick = pull_buf[_random_below(rng, k)]
+            pick = pull_buf[random_below(rng, k)]
         b = pick >> 2
         d = pick & 3
         src = box_pos[b]
@@ -586,10 +393,10 @@ def generate_candidate(spec, zobrist, rng, out):
     stack = np.empty(n_cells, dtype=np.int32)
     order = np.empty(n_cells, dtype=np.int32)
     seen = np.empty(n_cells, dtype=np.int32)
-    carved = _carve_room(cells, height, width, spec.n_floor, spec.shape, rng, order, seen, stack)
+    carved = carve_room(cells, height, width, spec.n_floor, spec.shape, rng, order, seen, stack)
     if carved < n_boxes + 2:
         return GEN_SMALL_ROOM, -1, 0, 0, 0
-    n_free = _place_goals(cells, rng, order, goals) - n_boxes
+    n_free = place_goals(cells, rng, order, goals) - n_boxes
     board = WalkBoard(cells, offsets, zobrist, _goal_distances(cells, offsets, goals))
 
     stamps = np.zeros(n_cells + 1, dtype=np.uint32)  # layout of engine.reach.new_stamps
@@ -618,8 +425,8 @@ def generate_candidate(spec, zobrist, rng, out):
         for b in range(n_boxes):
             box_pos[b] = goals[b]
             box_at[goals[b]] = b
-        # a random free floor square: _place_goals left them in order[n_boxes:carved]
-        start = np.int64(order[n_boxes + _random_below(rng, n_free)])
+        # a random free floor square: place_goals left them in order[n_boxes:carved]
+        start = np.int64(order[n_boxes + random_below(rng, n_free)])
         _walk_pulls(board, spec, rng, start, ws, best)
     best_len = best.info[1]
     best_lb = best.info[2]
@@ -638,7 +445,7 @@ def generate_candidate(spec, zobrist, rng, out):
     for sq in range(n_cells):
         if stamps[sq] == mark:
             n_reached += 1
-    j = _random_below(rng, n_reached)
+    j = random_below(rng, n_reached)
     player = best_player
     for sq in range(n_cells):
         if stamps[sq] == mark:

@@ -17,13 +17,8 @@ import numpy as np
 
 from soko_gym.engine.actions import n_actions
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_PLANES, PLANE_NAMES, SQUARE_DTYPE
-from soko_gym.engine.step import (
-    compiled,
-    env_kernels,
-    new_env_options,
-    new_env_scratch,
-    new_env_state,
-)
+from soko_gym.engine.env_bundles import new_env_options, new_env_scratch, new_env_state
+from soko_gym.engine.step import compiled, env_kernels
 from soko_gym.envs.observation import observation_space
 from soko_gym.envs.rewards import RewardFn, RewardScheme, StepOutcome, resolve_reward
 from soko_gym.envs.sources import LevelSource

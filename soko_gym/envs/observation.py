@@ -16,7 +16,7 @@ from soko_gym.engine.constants import (
     N_PLANES,
     SQUARE_DTYPE,
 )
-from soko_gym.engine.step import EnvTables, env_tables
+from soko_gym.engine.env_bundles import EnvTables, env_tables
 from soko_gym.levels import Level
 from soko_gym.levels.frame import frame_level
 

@@ -17,12 +17,8 @@ from gymnasium.vector.utils import batch_space
 
 from soko_gym.engine import batch as kernels
 from soko_gym.engine.actions import KIND_MACRO, KIND_MOVE, KIND_PUSH
-from soko_gym.engine.step import (
-    compiled,
-    new_env_options,
-    new_env_scratch,
-    new_env_state,
-)
+from soko_gym.engine.env_bundles import new_env_options, new_env_scratch, new_env_state
+from soko_gym.engine.step import compiled
 from soko_gym.envs.base import DEFAULT_LEVELS, SokobanEnv
 from soko_gym.envs.macro_env import SokobanMacroEnv
 from soko_gym.envs.move_env import SokobanMoveEnv

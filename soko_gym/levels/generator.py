@@ -14,14 +14,15 @@ import numpy as np
 
 from soko_gym.engine import generate as kernels
 from soko_gym.engine.constants import GOAL, MAX_SIDE, WALL
+from soko_gym.engine.rooms import ROOM_OPEN, ROOM_RANDOM
 from soko_gym.engine.zobrist import zobrist_table
 from soko_gym.levels.level import Level
 from soko_gym.levels.lurd import verify
 
 ROOM_SHAPES = {
-    "random": kernels.ROOM_RANDOM,
-    "open": kernels.ROOM_OPEN,
-    "boxoban": kernels.ROOM_RANDOM,
+    "random": ROOM_RANDOM,
+    "open": ROOM_OPEN,
+    "boxoban": ROOM_RANDOM,
 }
 # per room shape, when none is given ("boxoban": drawn per level, ``boxoban_wall_density``)
 DEFAULT_WALL_DENSITY = {"random": 0.4, "open": 0.1, "boxoban": None}

@@ -3,7 +3,7 @@ import pytest
 import planners
 import soko_gym
 from planners.astar import AStarPlanner, GreedyPlanner
-from soko_gym.engine import corral, deadlock
+from soko_gym.engine import corral, corral_analysis, corral_memo, corral_search, deadlock
 from tests.soko_gym.engine.test_corral import (
     CORRAL_DEAD,
     CORRAL_OPENS,
@@ -117,17 +117,18 @@ def test_pruning__kernels_keep_one_signature():
     level = soko_gym.load_levels("microban:16")[0]
     planners.solve(level, "astar", **dict.fromkeys(OPTIONS, True))
     board = soko_gym.Level.from_xsb(CORRAL_DEAD).board
-    corral.corral_deadlock_status(board, board.initial_state())
-    corral.pi_corral_pushes_of(board, board.initial_state())
+    corral_analysis.corral_deadlock_status(board, board.initial_state())
+    corral_analysis.pi_corral_pushes_of(board, board.initial_state())
     line_of, lines = deadlock.wall_lines(board.cells, board.offsets)
     state = board.initial_state()
     deadlock.is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))
     # called from Python: compiled (or loaded) once
-    for kernel in (corral.corral_label, corral.corral_status, corral.corral_pi_sq_pushes,
+    for kernel in (corral_analysis.corral_label, corral_memo.corral_status,
+                   corral_analysis.corral_pi_sq_pushes,
                    deadlock.is_wall_line_deadlock):  # fmt: skip
         assert len(kernel.signatures) == 1, kernel
     # called only from other kernels: no signature of their own when those load from the
     # cache, never more than one
     for kernel in (corral.label_corrals, corral.best_pi_corral, corral.keep_pushes_into,
-                   corral.corral_deadlock):  # fmt: skip
+                   corral_search.corral_deadlock):  # fmt: skip
         assert len(kernel.signatures) <= 1, kernel

@@ -6,8 +6,8 @@ from planners._kernels import fess as kernels
 from planners.fess.features import FeatureEvaluator, hotspot_table
 from soko_gym.engine.board import State
 from soko_gym.engine.constants import DIST_INF, FLOOR
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.reach import new_stamps
-from soko_gym.engine.step import box_paths
 from soko_gym.levels import Level, load_levels
 
 TWO_ROOMS = """

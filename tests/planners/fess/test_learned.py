@@ -17,7 +17,8 @@ from planners.fess.learned import LearnedPatterns
 from planners.fess.options import FessOptions
 from planners.fess.run import FessRun
 from soko_gym.engine.board import State
-from soko_gym.engine.corral import CORRAL_DEADLOCK, CorralAnalysis
+from soko_gym.engine.corral_analysis import CorralAnalysis
+from soko_gym.engine.corral_search import CORRAL_DEADLOCK
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level, load_levels, verify
 

@@ -7,8 +7,8 @@ from planners._kernels.fess import count_regions
 from planners._kernels.fess_moves import _block_box_paths, edge_blocks, new_move_scratch
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR
 from soko_gym.engine.distance import dead_sides
+from soko_gym.engine.macro import box_paths
 from soko_gym.engine.reach import new_stamps, reach_player
-from soko_gym.engine.step import box_paths
 from soko_gym.levels import load_levels
 
 

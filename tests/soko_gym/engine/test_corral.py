@@ -7,33 +7,38 @@ from numba import njit
 import planners
 import soko_gym
 from planners import SearchLimits
+from soko_gym.engine.bounded_search import adapt_budget
 from soko_gym.engine.constants import RIGHT, SQUARE_DTYPE
 from soko_gym.engine.corral import (
-    CORRAL_DEADLOCK,
-    CORRAL_OPEN,
-    CORRAL_UNKNOWN,
-    COUNT_EXPANDED,
-    COUNT_MEMO_HITS,
-    COUNT_SEARCHES,
     INFO_BARRIER_LEN,
     INFO_BARRIER_START,
     INFO_NEEDS_PUSH,
     INFO_REGION_LEN,
     INFO_REGION_START,
+)
+from soko_gym.engine.corral_analysis import (
+    CorralAnalysis,
+    corral_deadlock_status,
+    corral_label,
+    corral_pi_sq_pushes,
+    pi_corral_pushes_of,
+)
+from soko_gym.engine.corral_memo import corral_key, corral_status
+from soko_gym.engine.corral_search import (
+    CORRAL_DEADLOCK,
+    CORRAL_OPEN,
+    CORRAL_UNKNOWN,
+    corral_deadlock,
+)
+from soko_gym.engine.corral_tables import (
+    COUNT_EXPANDED,
+    COUNT_MEMO_HITS,
+    COUNT_SEARCHES,
     OUT_N_CORRALS,
     OUT_PROOF_LEN,
     OUT_PROOF_NORM,
     PARAM_MEMO,
-    CorralAnalysis,
-    adapt_budget,
-    corral_deadlock,
-    corral_deadlock_status,
-    corral_key,
-    corral_label,
-    corral_pi_sq_pushes,
-    corral_status,
     new_corral_tables,
-    pi_corral_pushes_of,
 )
 from soko_gym.engine.deadlock import is_wall_line_deadlock, wall_lines
 from soko_gym.engine.push import legal_pushes

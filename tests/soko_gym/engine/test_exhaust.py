@@ -73,7 +73,8 @@ def test_exhaust__proves_a_closed_room_dead_and_finds_a_solution_of_a_small_leve
 
 @pytest.mark.parametrize("xsb", [XSOKOBAN_29_SHUT_IN, XSOKOBAN_29_NO_WAY_IN])
 def test_exhaust__proves_dead_what_a_corral_search_cannot_hold(xsb):
-    from soko_gym.engine.corral import CORRAL_UNKNOWN, corral_deadlock_status
+    from soko_gym.engine.corral_analysis import corral_deadlock_status
+    from soko_gym.engine.corral_search import CORRAL_UNKNOWN
 
     board, state = position(xsb)
     assert board.n_boxes == 16

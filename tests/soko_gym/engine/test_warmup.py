@@ -11,7 +11,7 @@ import pytest
 import soko_gym
 import soko_gym.engine
 from soko_gym.engine import push, reach
-from soko_gym.engine.corral import warmup_corral
+from soko_gym.engine.corral_analysis import warmup_corral
 from soko_gym.engine.exhaust import warmup_exhaust
 from soko_gym.engine.lowerbound import warmup_lowerbound
 from soko_gym.engine.patterns import warmup_patterns
@@ -98,7 +98,7 @@ def test_warmup__compiles_every_engine_kernel():
     warmup_patterns()  # and the generated deadlock patterns
     kernels = {k: v for k, v in engine_kernels().items() if not k.startswith("batch.")}
     assert {"reach.reach_player", "push.legal_pushes", "verify.apply_lurd"} <= set(kernels)
-    assert {"step.push_step", "step.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
+    assert {"moves.push_step", "macro.macro_mask", "deadlock.is_simple_deadlock"} <= set(kernels)
     missing = [name for name, k in kernels.items() if not k.signatures]
     assert not missing, f"warmup() leaves these kernels uncompiled: {missing}"
 

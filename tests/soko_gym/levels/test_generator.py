@@ -3,6 +3,7 @@ import pytest
 
 import soko_gym
 from soko_gym.engine import generate as kernels
+from soko_gym.engine.xorshift import random_below
 from soko_gym.levels import GeneratedLevel, Level, generate_level, generate_levels
 from soko_gym.levels.generator import warmup_generator
 
@@ -150,7 +151,7 @@ def test_random_below__stays_in_range_and_covers_it():
     def draws(rng, n, k):
         out = np.empty(k, dtype=np.int64)
         for i in range(k):
-            out[i] = kernels._random_below(rng, n)
+            out[i] = random_below(rng, n)
         return out
 
     state = np.array([1, 2], dtype=np.uint64)
