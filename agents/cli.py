@@ -71,7 +71,7 @@ def _warm_envs() -> None:
 def run_warmup(args: argparse.Namespace) -> int:
     """Run ``soko warmup``: each group's seconds and compilations; 0 when done."""
     from planners import available, get_planner
-    from planners.cli import CompileWatch, numba_cache_folder, warm_up_planner
+    from planners.warmup import CompileWatch, numba_cache_folder, warm_up_planner
     from soko_gym.engine import warmup as warm_engine
 
     for name in args.planner:

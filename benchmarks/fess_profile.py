@@ -30,11 +30,9 @@ from numba import njit
 
 import soko_gym
 from planners import SearchLimits
-from planners._kernels.fess_moves import FEAT_KIND, push_moves
+from planners._kernels.fess_move_data import FEAT_KIND
+from planners._kernels.fess_moves import push_moves
 from planners._kernels.fess_search import (
-    C_LABELLED,
-    C_MOVES_USED,
-    C_NODES,
     O_CORRALS,
     O_FROZEN,
     O_LEARNED,
@@ -43,6 +41,7 @@ from planners._kernels.fess_search import (
     generate_moves,
     node_deadlock,
 )
+from planners._kernels.fess_tree import C_LABELLED, C_MOVES_USED, C_NODES
 from planners.fess.options import make_options
 from planners.fess.run import FessRun, new_tree
 from soko_gym.engine.corral_tables import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES

@@ -30,7 +30,7 @@ from bench_fess import fess_options
 
 import soko_gym
 from planners import SearchLimits
-from planners._kernels.fess_search import C_CELLS, C_NODES
+from planners._kernels.fess_tree import C_CELLS, C_NODES
 from planners.fess.advisors import ADVISORS
 from planners.fess.options import make_options
 from planners.fess.run import FessRun

@@ -5,16 +5,18 @@ Every record starts with the same header: ``source`` (the pack or file, without 
 the git hash or package version that produced it), followed by the result's fields
 (``SearchResult.as_dict``: ``planner``, ``solved``, ``status``, ``optimal``, ``lurd``,
 ``pushes``, ``moves``, ``nodes``, ``generated``, ``seconds``, ``stats``), then any extra fields
-of the writer (a benchmark's suite and limit, the optimizer's figures).
+of the writer (a benchmark's suite and limit, the optimizer's figures). A command's output file
+of records is opened, new or resumed, by ``open_jsonl``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from planners.result import SearchResult
 from soko_gym.levels import Level
@@ -71,6 +73,59 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
             except json.JSONDecodeError as err:
                 raise ValueError(f"{path}, line {lineno}: not JSON ({err.msg})") from None
     return out
+
+
+def open_jsonl(
+    path: str | None, overwrite: bool, resume: bool, source: str, command: str
+) -> tuple[TextIO | None, set[int]]:
+    """The output file, opened to append, and the level indexes it already holds.
+
+    Without ``resume`` an existing file is refused unless ``overwrite``. With ``resume`` its
+    valid lines of ``source`` are kept and their levels skipped; a line cut short by a kill and
+    "error" lines are dropped (those levels run again), so no level is written twice.
+    """
+    if path is None:
+        if resume:
+            raise ValueError("--resume needs --jsonl (the file to continue)")
+        return None, set()
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
+    out = Path(path)
+    if not out.exists() or overwrite:
+        return out.open("w", encoding="utf-8"), set()
+    if not resume:
+        raise ValueError(f"{out} exists; pass --resume to continue it or --overwrite to replace it")
+    kept: list[str] = []
+    done: set[int] = set()
+    dropped = 0
+    with out.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            try:
+                record = json.loads(line)
+                index = int(record["index"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                dropped += 1
+                continue
+            if record.get("source") != source:
+                raise ValueError(
+                    f"{out}, line {lineno}: a record of {record.get('source')!r}, not {source!r}; "
+                    f"--resume continues a `soko {command}` of the same source"
+                )
+            if record.get("status") == "error" or index in done:
+                dropped += 1
+                continue
+            done.add(index)
+            kept.append(line if line.endswith("\n") else line + "\n")
+    if dropped:  # rewrite without the cut and error lines, then append
+        tmp = out.with_name(out.name + ".resume-tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(out)
+    print(
+        f"resuming {out}: {len(done)} levels done"
+        + (f", {dropped} error or incomplete lines dropped" if dropped else ""),
+        file=sys.stderr,
+    )
+    return out.open("a", encoding="utf-8"), done
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ than there are boxes. The test needs, per set of frozen boxes, which squares can
 lone box to each free target with those boxes as walls. Building that table pulls a lone box
 back from every target; which sides of a box the player can walk between depends only on the
 box's square and the frozen set, so it is found once per square for the whole table
-(``planners._kernels.fess.pull_closure_parts``) rather than by a player fill per pulled state
+(``fess_pull_closure.pull_closure_parts``) rather than by a player fill per pulled state
 and target. Frozen sets change rarely along a search path, so the tables are kept in a
 direct-mapped cache of preallocated arrays (slot = Zobrist hash of the frozen set & (S - 1);
 a collision overwrites the slot). Everything the test touches travels in one
@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from planners._kernels.common import sort_prefix
-from planners._kernels.fess import forget_parts, pull_closure_parts
+from planners._kernels.fess_pull_closure import forget_parts, pull_closure_parts
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, HASH_DTYPE, SQUARE_DTYPE
 from soko_gym.engine.lowerbound import bipartite_deadlock_marked, mark_frozen_boxes

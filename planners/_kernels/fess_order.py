@@ -17,7 +17,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from planners._kernels.fess_moves import (
+from planners._kernels.fess_move_data import (
     M_BOX,
     M_CONN,
     M_DST,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planners._kernels.fess_moves import (
+from planners._kernels.fess_move_data import (
     M_BOX,
     M_CONN,
     M_DST,

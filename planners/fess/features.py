@@ -41,16 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from planners._kernels.fess import (
-    count_broken_room_edges,
-    count_hotspots,
-    count_mobility,
-    count_out_of_plan,
-    count_packed,
-    count_regions,
-    fill_hotspot_table,
-    new_hotspot_scratch,
-)
+from planners._kernels.fess import count_mobility, count_out_of_plan, count_packed, count_regions
+from planners._kernels.fess_hotspots import count_hotspots, fill_hotspot_table, new_hotspot_scratch
+from planners._kernels.fess_room_count import count_broken_room_edges
 from planners.fess.rooms import Rooms, analyze_rooms
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import SQUARE_DTYPE

@@ -43,41 +43,25 @@ Terms (Shoham, "Solving Sokoban by Searching in Feature-Space", Section 6):
   search first vacated them. That search's budget is its own (``sinkless_nodes``): without a
   sink its later positions are only boxes far from the targets, so a short search keeps the
   order to what its first pulls show.
+
+The basins and the ranked sink rooms are ``planners.fess.basins``; the backward search is
+``planners.fess.pull_search``.
 """
 
 from __future__ import annotations
 
-import heapq
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from planners._kernels.fess import UNORDERED, count_regions, pull_closure
-from planners._kernels.fess_moves import (
-    N_PULL_COLS,
-    P_BOX,
-    P_CONN,
-    P_DST,
-    P_NORM,
-    P_ON_BOARD,
-    P_ON_TARGET,
-    P_PLAYER,
-    P_PUSHABLE,
-    P_SCORE,
-    P_SRC,
-    PullTables,
-    new_pull_scratch,
-    pull_moves,
-)
+from planners._kernels.fess import UNORDERED
+from planners.fess.basins import push_reachable, ranked_sinks, target_basins, walk_distance_from
+from planners.fess.pull_search import PullNode, PullSearch
 from planners.fess.rooms import Rooms, analyze_rooms
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, GOAL, SQUARE_DTYPE
-from soko_gym.engine.reach import new_stamps, reach_player
+from soko_gym.engine.constants import DIST_INF, GOAL, SQUARE_DTYPE
 
-ADVISOR_WEIGHT = 0
-OTHER_WEIGHT = 1
 SINKLESS = ("ordered", "unordered")  # the plans of a level without a sink room
 SINKS = ("one", "all")  # one sink room at a time, or every fed sink room at once
 
@@ -127,118 +111,6 @@ class PackingPlan:
         return out
 
 
-def walk_distance_from(board: Board, sources: np.ndarray) -> np.ndarray:
-    """Walking distance (boxes ignored) of each square to the nearest of ``sources``: int32."""
-    n = board.n_cells
-    dist = np.full(n, DIST_INF, dtype=np.int32)
-    frontier = [int(s) for s in sources]
-    for s in frontier:
-        dist[s] = 0
-    offsets = [int(o) for o in board.offsets]
-    is_floor = (board.cells & FLOOR) != 0
-    d = 0
-    while frontier:
-        d += 1
-        nxt = []
-        for sq in frontier:
-            for o in offsets:
-                nb = sq + o
-                if is_floor[nb] and dist[nb] == DIST_INF:
-                    dist[nb] = d
-                    nxt.append(nb)
-        frontier = nxt
-    return dist
-
-
-def target_basins(board: Board) -> np.ndarray:
-    """The basin of every target (module docstring): uint8[n_goals, n_cells]."""
-    n = board.n_cells
-    box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-    box_at[board.goals] = 0
-    stamps = new_stamps(board.cells)
-    stack = np.zeros(n, dtype=SQUARE_DTYPE)
-    seen = np.zeros(4 * n, dtype=np.uint8)
-    queue = np.zeros(4 * n, dtype=SQUARE_DTYPE)
-    out = np.zeros((board.goals.shape[0], n), dtype=np.uint8)
-    for g, goal in enumerate(board.goals.tolist()):
-        box_at[goal] = -1
-        pull_closure(board.cells, box_at, board.offsets, goal, stamps, stack, seen, queue)
-        box_at[goal] = 0
-        out[g] = seen.reshape(n, 4).any(axis=1)
-    return out
-
-
-def push_reachable(board: Board) -> np.ndarray:
-    """bool[n_cells]: squares some box of the initial position could be pushed to, alone.
-
-    Player access is relaxed (a push needs only floor behind the box), so the set is a superset
-    of the truth: a square outside it can hold a box in no position reachable from the start.
-    """
-    cells = board.cells
-    offsets = board.offsets.tolist()
-    ok = np.zeros(board.n_cells, dtype=bool)
-    stack = board.start_boxes.tolist()
-    ok[stack] = True
-    while stack:
-        sq = stack.pop()
-        for d in offsets:
-            ahead = sq + d
-            if ok[ahead] or not (cells[ahead] & FLOOR) or not (cells[sq - d] & FLOOR):
-                continue
-            if board.dead[ahead]:
-                continue
-            ok[ahead] = True
-            stack.append(ahead)
-    return ok
-
-
-def sink_candidates(board: Board, rooms: Rooms, basins: np.ndarray) -> list[tuple[int, int]]:
-    """Sink rooms to try, best first, each with the target whose basin it serves.
-
-    First the paper's choice and its runners-up, the fed sink rooms (``ranked_sinks``). Then
-    every other room without targets that some basin meets, ranked by the boxes it holds at
-    the start. Empty when no room qualifies.
-    """
-    fed, rest = ranked_sinks(board, rooms, basins)
-    return fed + rest
-
-
-def ranked_sinks(
-    board: Board, rooms: Rooms, basins: np.ndarray
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """The fed sink rooms and the other rooms some basin meets, each with a target it serves.
-
-    Fed: per target, the room its basin meets first (nearest by walking distance, rooms
-    holding targets excluded); ranked by the boxes of the initial position in that basin, then
-    by the basin's size. The first is the paper's sink room. Other: every other room without
-    targets that some basin meets, ranked by the boxes it holds at the start.
-    """
-    goal_rooms = {int(rooms.room_id[g]) for g in board.goals.tolist()} - {-1}
-    start = np.zeros(board.n_cells, dtype=bool)
-    start[board.start_boxes] = True
-    ranked: dict[int, tuple[tuple[int, int], int]] = {}  # room -> (key, goal)
-    touched: dict[int, int] = {}  # room -> a goal whose basin meets it
-    for g, goal in enumerate(board.goals.tolist()):
-        dist = walk_distance_from(board, np.array([goal]))
-        basin = basins[g].astype(bool)
-        candidates = basin & (rooms.room_id >= 0)
-        candidates &= ~np.isin(rooms.room_id, list(goal_rooms))
-        if not candidates.any():
-            continue
-        squares = np.flatnonzero(candidates)
-        for r in np.unique(rooms.room_id[squares]).tolist():
-            touched.setdefault(int(r), g)
-        room = int(rooms.room_id[squares[np.argmin(dist[squares])]])
-        key = (int((basin & start).sum()), int(basin.sum()))
-        if room not in ranked or key > ranked[room][0]:
-            ranked[room] = (key, g)
-    order = sorted(ranked.items(), key=lambda kv: (-kv[1][0][0], -kv[1][0][1], kv[1][1]))
-    out = [(room, g) for room, (_, g) in order]
-    rest = [r for r in touched if r not in ranked]
-    rest.sort(key=lambda r: (-int((start & (rooms.room_id == r)).sum()), r))
-    return out, [(r, touched[r]) for r in rest]
-
-
 def unordered_plan(board: Board) -> PackingPlan:
     """The plan "every target, in any order": packed boxes = boxes on targets.
 
@@ -264,39 +136,6 @@ def unordered_plan(board: Board) -> PackingPlan:
         nodes=0,
         seconds=time.perf_counter() - t0,
     )
-
-
-class _PullNode:
-    __slots__ = (
-        "box_pos",
-        "on_board",
-        "player",
-        "parent",
-        "move",
-        "weight",
-        "cell",
-        "moves",
-        "wts",
-        "order",
-        "next",
-        "key",
-        "held",
-    )
-
-    def __init__(self, box_pos, on_board, player, parent, move, weight, key):
-        self.box_pos = box_pos
-        self.on_board = on_board
-        self.player = player
-        self.parent = parent
-        self.move = move  # (box, src, dst) of the pull that made it, dst -1: into the sink
-        self.weight = weight
-        self.key = key  # (on board, on target, -score): smaller is better
-        self.cell = key[:2]
-        self.moves = None  # int32[k, N_PULL_COLS] its pull moves
-        self.wts = None  # int64[k] their weights
-        self.order = None  # move indices, best first
-        self.next = 0
-        self.held = 0  # boxes on the board off the squares boxes start on
 
 
 def compute_packing_plan(
@@ -395,7 +234,7 @@ def compute_packing_plan(
         if chosen is not None and deadline is not None and time.perf_counter() > deadline:
             break
         sink = np.isin(rooms.room_id, sink_rooms).astype(np.uint8)
-        search = _PullSearch(board, near, sink, start_box, reachable)
+        search = PullSearch(board, near, sink, start_box, reachable)
         best = search.run(budget, deadline)
         nodes += search.n_nodes
         papers = papers or (search, best, sink_rooms, sink_goals, sink)
@@ -443,194 +282,7 @@ def compute_packing_plan(
     )
 
 
-class _PullSearch:
-    """The backward FESS search over pull positions (module docstring)."""
-
-    def __init__(
-        self,
-        board: Board,
-        near: np.ndarray,
-        sink: np.ndarray,
-        start_box: np.ndarray,
-        reachable: np.ndarray,
-    ):
-        self.board = board
-        self.near = near
-        self.tables = PullTables(
-            board.cells, board.dead, board.offsets, board.floor, near, sink, start_box
-        )
-        n = board.n_cells
-        nb = board.n_boxes
-        self.box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        self.scratch = new_pull_scratch(board.cells)
-        self.out = np.zeros((max(1, 4 * nb * board.floor.shape[0]), N_PULL_COLS), np.int32)
-        self.reachable = reachable  # push_reachable(board)
-        self.n_nodes = 0
-        self.limit = 0  # the node budget and deadline of the current ``run``
-        self.deadline: float | None = None
-        self._steps: Iterator[_PullNode] | None = None
-
-    def _load(self, node: _PullNode) -> None:
-        self.box_at[:] = -1
-        for b in np.flatnonzero(node.on_board).tolist():
-            self.box_at[node.box_pos[b]] = b
-
-    def _conn(self) -> int:
-        b = self.board
-        sc = self.scratch
-        return int(count_regions(b.cells, self.box_at, b.offsets, b.floor, sc.label, sc.stack))
-
-    def _expand_moves(self, node: _PullNode) -> None:
-        b = self.board
-        self._load(node)
-        conn = self._conn()
-        k = pull_moves(
-            self.tables, self.scratch, self.box_at, node.box_pos, node.on_board,
-            int(node.player), self.out,
-        )  # fmt: skip
-        moves = self.out[:k]
-        # pulls into the sink leave the board; others must end where a push can bring a box
-        moves = moves[(moves[:, P_DST] < 0) | self.reachable[np.maximum(moves[:, P_DST], 0)]]
-        k = moves.shape[0]
-        weights = np.full(k, OTHER_WEIGHT, dtype=np.int64)
-        if k:
-            removal = moves[:, P_DST] < 0
-            weights[removal] = ADVISOR_WEIGHT
-            ok = (
-                ~removal
-                & ((b.cells[moves[:, P_SRC]] & GOAL) != 0)
-                & (moves[:, P_CONN] <= conn)
-                & (moves[:, P_PUSHABLE] == 1)
-            )
-            if ok.any():
-                cand = np.flatnonzero(ok)
-                weights[cand[np.argmax(moves[cand, P_SCORE])]] = ADVISOR_WEIGHT
-        node.moves = moves
-        node.wts = weights
-        node.order = np.lexsort(
-            (-moves[:, P_SCORE], moves[:, P_ON_TARGET], moves[:, P_ON_BOARD], weights)
-        )
-
-    def run(self, max_nodes: int, deadline: float | None) -> _PullNode:
-        """Search until ``max_nodes`` positions in all or ``deadline``; the best position.
-
-        A later call with a larger ``max_nodes`` goes on where this one stopped (the same
-        positions as one call with the larger budget), so a deeper search repeats nothing.
-        """
-        self.limit, self.deadline = max_nodes, deadline
-        if self._steps is None:
-            self._steps = self._search()
-        return next(self._steps)
-
-    def _search(self) -> Iterator[_PullNode]:
-        """The search; yields its best position at each stop, resumed by ``run``.
-
-        It stops at ``limit`` positions, at ``deadline``, on emptying the board and when no
-        move is left.
-        """
-        b = self.board
-        n = b.n_cells
-        goals = b.goals
-        nb = b.n_boxes
-        # roots: the solved position with the player in each free region
-        box_at = np.full(n, -1, dtype=BOX_AT_DTYPE)
-        box_at[goals] = np.arange(nb)
-        label = np.full(n, -1, dtype=SQUARE_DTYPE)
-        count_regions(b.cells, box_at, b.offsets, b.floor, label, self.scratch.stack)
-        roots = []
-        seen_regions = set()
-        for sq in b.floor.tolist():
-            r = int(label[sq])
-            if r >= 0 and r not in seen_regions:
-                seen_regions.add(r)
-                roots.append(sq)
-        box_pos = goals.astype(SQUARE_DTYPE).copy()
-        on_board = np.ones(nb, dtype=np.uint8)
-        score = int(self.near[goals].sum())
-        root_key = (nb, nb, -score)
-        table: set[tuple] = set()
-        heaps: dict[tuple, list] = {}
-        active: list[tuple] = []
-        best: _PullNode | None = None
-        tick = 0
-        # with a sink, a box left on a square a box starts on is parked by the start itself;
-        # without one, every box on the board is held
-        parked = self.tables.start_box if self.tables.sink.any() else np.zeros(n, np.uint8)
-
-        def add(node: _PullNode) -> None:
-            nonlocal best, tick
-            self.n_nodes += 1
-            node.held = int((node.on_board & (parked[node.box_pos] == 0)).sum())
-            if best is None or (node.held, node.key) < (best.held, best.key):
-                best = node
-            if node.key[0] == 0:
-                return
-            self._expand_moves(node)
-            if node.moves.shape[0] == 0:
-                return
-            w = node.wts
-            first = node.order[0]
-            cell = node.cell
-            if cell not in heaps:
-                heaps[cell] = []
-                active.append(cell)
-            tick += 1
-            heapq.heappush(heaps[cell], (node.weight + int(w[first]), tick, node))
-
-        for player in roots:
-            self.box_at[:] = box_at
-            sc = self.scratch
-            _, norm = reach_player(self.box_at, b.offsets, player, sc.stamps, sc.stack)
-            table.add((box_pos.tobytes(), on_board.tobytes(), int(norm)))
-            add(_PullNode(box_pos, on_board, player, None, None, 0, root_key))
-        i = 0
-        while True:
-            assert best is not None
-            late = self.deadline is not None and time.perf_counter() > self.deadline
-            if not active or best.key[0] == 0 or self.n_nodes >= self.limit or late:
-                yield best
-                continue
-            cell = active[i % len(active)]
-            heap = heaps[cell]
-            if not heap:
-                active.remove(cell)
-                del heaps[cell]
-                continue
-            i += 1
-            _, _, node = heapq.heappop(heap)
-            j = node.order[node.next]
-            w = int(node.wts[j])
-            node.next += 1
-            if node.next < node.order.shape[0]:
-                nxt = node.order[node.next]
-                tick += 1
-                heapq.heappush(heap, (node.weight + int(node.wts[nxt]), tick, node))
-            row = node.moves[j]
-            child_pos = node.box_pos.copy()
-            child_on = node.on_board.copy()
-            bx = int(row[P_BOX])
-            if row[P_DST] < 0:
-                child_on[bx] = 0
-                child_pos[bx] = 0
-            else:
-                child_pos[bx] = row[P_DST]
-            key = (child_pos.tobytes(), child_on.tobytes(), int(row[P_NORM]))
-            if key in table:
-                continue
-            table.add(key)
-            ckey = (int(row[P_ON_BOARD]), int(row[P_ON_TARGET]), -int(row[P_SCORE]))
-            child = _PullNode(
-                child_pos, child_on, int(row[P_PLAYER]), node,
-                (bx, int(row[P_SRC]), int(row[P_DST])), node.weight + w, ckey,
-            )  # fmt: skip
-            if child.cell > node.cell:  # worse: stays in its best ancestor's cell
-                child.cell = node.cell
-            add(child)
-
-
-def _target_order(
-    best: _PullNode, board: Board, depth: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _target_order(best: PullNode, board: Board, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Without a sink room: targets only, in the reverse of the order they were first vacated.
 
     The best backward position is then merely "boxes far from the targets", unrelated to the
@@ -653,7 +305,7 @@ def _target_order(
     return np.full(len(order), -1, dtype=SQUARE_DTYPE), np.array(order, dtype=SQUARE_DTYPE)
 
 
-def _plan_from(best: _PullNode, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _plan_from(best: PullNode, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Forward plan steps (src, dst) from the best backward node (module docstring)."""
     pulls = []
     node = best

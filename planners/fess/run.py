@@ -1,7 +1,8 @@
 """One FESS search: the level's tables, the tree, and the kernel called in slices.
 
 ``planners.fess.search`` holds the planner (its options and stages) and the terms; the loop
-itself (cells, transposition table, dead marking) is ``planners._kernels.fess_search``.
+itself is ``planners._kernels.fess_search``, on the tree of ``planners._kernels.fess_tree``
+(cells, transposition table, dead marking).
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from planners._kernels.fess import room_areas, room_border_table
 from planners._kernels.fess_frozen import new_frozen_tables
 from planners._kernels.fess_learned import new_learned_tables
-from planners._kernels.fess_moves import (
+from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
     DL_CORRAL,
     DL_DEAD_SQUARE,
@@ -27,25 +27,13 @@ from planners._kernels.fess_moves import (
     DL_ROOM,
     N_MOVE_COLS,
     MoveTables,
-    goal_bit_table,
     new_move_scratch,
-    new_room_scratch,
 )
+from planners._kernels.fess_moves import goal_bit_table
 from planners._kernels.fess_order import OrderTables
+from planners._kernels.fess_room_count import room_areas, room_border_table
+from planners._kernels.fess_room_deadlock import new_room_scratch
 from planners._kernels.fess_search import (
-    C_ADVISOR,
-    C_CELLS,
-    C_EXPANDED,
-    C_GENERATED,
-    C_LABELLED,
-    C_MOVES_USED,
-    C_NODES,
-    C_PI_CORRAL_NODES,
-    C_SOLVED,
-    C_TESTED,
-    C_TRANSPOSITIONS,
-    N_CTR,
-    N_KEEP,
     N_OPTS,
     O_CORRALS,
     O_DOMINATED,
@@ -64,14 +52,30 @@ from planners._kernels.fess_search import (
     DeadlockTables,
     FessScratch,
     FessTables,
-    FessTree,
     fess_run,
     generate_moves,
     node_deadlock,
+)
+from planners._kernels.fess_tree import (
+    C_ADVISOR,
+    C_CELLS,
+    C_EXPANDED,
+    C_GENERATED,
+    C_LABELLED,
+    C_MOVES_USED,
+    C_NODES,
+    C_PI_CORRAL_NODES,
+    C_SOLVED,
+    C_TESTED,
+    C_TRANSPOSITIONS,
+    N_CTR,
+    N_KEEP,
+    FessTree,
     rehash_tree,
 )
 from planners.base import Outcome, Push
 from planners.fess.advisors import ADVISORS, Features
+from planners.fess.basins import walk_distance_from
 from planners.fess.features import FeatureEvaluator
 from planners.fess.learned import LearnedPatterns
 from planners.fess.options import (
@@ -82,7 +86,7 @@ from planners.fess.options import (
     SINKLESS_NODES,
     FessOptions,
 )
-from planners.fess.packing_plan import PackingPlan, compute_packing_plan, walk_distance_from
+from planners.fess.packing_plan import PackingPlan, compute_packing_plan
 from planners.fess.rooms import analyze_rooms
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board

@@ -49,8 +49,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 from planners.base import Outcome, Planner
+from planners.fess.basins import ranked_sinks, target_basins
 from planners.fess.options import VIA_NODES, FessOptions, make_options
-from planners.fess.packing_plan import ranked_sinks, target_basins
 from planners.fess.rooms import analyze_rooms
 from planners.fess.run import FessRun
 from planners.fess.stages import FED_SINKS, NO_SINK_ROOM, Stage, worker_plans

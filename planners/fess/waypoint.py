@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planners._kernels.fess_moves import (
+from planners._kernels.fess_pulls import (
     N_PULL_COLS,
     P_BOX,
     P_CONN,
@@ -47,7 +47,7 @@ from planners._kernels.fess_moves import (
     pull_moves,
 )
 from planners.base import Push
-from planners.fess.packing_plan import push_reachable, walk_distance_from
+from planners.fess.basins import push_reachable, walk_distance_from
 from planners.fess.run import path_pushes
 from soko_gym.engine.board import Board, build_board
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, SQUARE_DTYPE, WALL

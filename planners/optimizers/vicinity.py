@@ -1,6 +1,6 @@
 """Vicinity search: a breadth-first search that only visits box configurations near the path.
 
-Terms (see ``planners._kernels.vicinity`` for the data layout):
+Terms (see ``planners._kernels.vicinity`` and ``vicinity_search`` for the data layout):
 
 - *nearest squares* of a square: the squares a box may stand on (floor, not a simple dead
   square), ordered by rings of growing Manhattan distance around it, the square itself first;
@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from planners._kernels import vicinity as k
+from planners._kernels import vicinity_search as k
+from planners._kernels.vicinity import find_config, vicinity_configs
 from planners.optimizers.context import OptimizeContext, path_positions
 from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
@@ -116,7 +117,7 @@ def vicinity_set(
     held = positions.nbytes
     first = 0
     while first < positions.shape[0]:
-        count, first = k.vicinity_configs(positions, first, near, k1, k2, occupied, buffer)
+        count, first = vicinity_configs(positions, first, near, k1, k2, occupied, buffer)
         part = unique_rows(buffer[:count])
         parts.append(part)
         held += part.nbytes
@@ -176,8 +177,8 @@ def search_set(
         int32[k] square pushes from the start to the target, or None when the target was not
         reached (outside the set, out of time or out of memory).
     """
-    start = int(k.find_config(configs, np.ascontiguousarray(start_row, dtype=SQUARE_DTYPE)))
-    target = int(k.find_config(configs, np.ascontiguousarray(target_row, dtype=SQUARE_DTYPE)))
+    start = int(find_config(configs, np.ascontiguousarray(start_row, dtype=SQUARE_DTYPE)))
+    target = int(find_config(configs, np.ascontiguousarray(target_row, dtype=SQUARE_DTYPE)))
     if start < 0 or target < 0:
         return None
     if start == target:  # the slice is a cycle: drop it, the player only walks

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from planners.cli import WARMUP_LEVEL, announce_compile, warm_up_planner
+from planners.warmup import WARMUP_LEVEL, announce_compile, warm_up_planner
 from tests._prelaunch import prelaunch
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import soko_gym
-from planners._kernels.fess_moves import (
+from planners._kernels.fess_move_data import (
     M_BOX,
     M_CONN,
     M_DST,

@@ -3,6 +3,9 @@ import pytest
 
 import soko_gym
 from planners._kernels import fess as kernels
+from planners._kernels import fess_hotspots as hotspots
+from planners._kernels import fess_pull_closure as closures
+from planners._kernels import fess_room_count as room_count
 from planners.fess.features import FeatureEvaluator, hotspot_table
 from soko_gym.engine.board import State
 from soko_gym.engine.constants import DIST_INF, FLOOR
@@ -221,20 +224,20 @@ def test_kernels__one_compiled_signature_each():
     stack, queue = np.zeros(m, dtype=np.int32), np.zeros(4 * m, dtype=np.int32)
     seen = np.zeros(4 * m, dtype=np.uint8)
     goal = int(board.goals[0])
-    kernels.pull_closure(
+    closures.pull_closure(
         board.cells, free, board.offsets, goal, new_stamps(board.cells), stack, seen, queue
     )
-    for name in (
-        "count_regions",
-        "count_broken_room_edges",
-        "count_mobility",
-        "count_hotspots",
-        "count_packed",
-        "count_out_of_plan",
-        "fill_hotspot_table",
-        "pull_closure",
+    for module, name in (
+        (kernels, "count_regions"),
+        (room_count, "count_broken_room_edges"),
+        (kernels, "count_mobility"),
+        (hotspots, "count_hotspots"),
+        (kernels, "count_packed"),
+        (kernels, "count_out_of_plan"),
+        (hotspots, "fill_hotspot_table"),
+        (closures, "pull_closure"),
     ):
-        assert len(getattr(kernels, name).signatures) == 1, name
+        assert len(getattr(module, name).signatures) == 1, name
 
 
 @pytest.mark.parametrize("xsb", [MOBILITY, TWO_ROOMS, BLOCKING])
@@ -249,7 +252,7 @@ def test_pull_closure__agrees_with_forward_box_paths(xsb):
     dist = np.zeros(4 * n, dtype=np.uint16)
     parent = np.zeros(4 * n, dtype=np.int32)
     for goal in board.goals.tolist():
-        kernels.pull_closure(board.cells, box_at, board.offsets, goal, stamps, stack, seen, queue)
+        closures.pull_closure(board.cells, box_at, board.offsets, goal, stamps, stack, seen, queue)
         closure = seen.copy()
         for x in board.floor.tolist():
             for side in range(4):
@@ -279,18 +282,18 @@ def test_pull_closure__agrees_with_forward_box_paths(xsb):
 )
 def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(spec):
     # the move generator counts broken room edges again only in the rooms whose search a
-    # box's two squares can change (planners._kernels.fess.room_areas)
+    # box's two squares can change (planners._kernels.fess_room_count.room_areas)
     board = soko_gym.load_levels(spec)[0].board
     features = FeatureEvaluator(board)
     r = features.rooms
     assert r.n_rooms > 1 and r.edges.shape[0] > 0
-    areas = kernels.room_areas(r.room_id, r.passage_id, r.edges, board.offsets, board.floor)
+    areas = room_count.room_areas(r.room_id, r.passage_id, r.edges, board.offsets, board.floor)
     live = board.floor[board.dead[board.floor] == 0]
     n = board.n_cells
     label, stack = np.full(n, -1, dtype=np.int32), np.zeros(n, dtype=np.int32)
     # one scratch remembers rooms' rows across positions, the other remembers nothing
-    memo = kernels.new_room_count(label, stack, r.n_rooms, memo_bits=6)
-    plain = kernels.new_room_count(label, stack, r.n_rooms, memo_bits=0)
+    memo = room_count.new_room_count(label, stack, r.n_rooms, memo_bits=6)
+    plain = room_count.new_room_count(label, stack, r.n_rooms, memo_bits=0)
     # per square: the squares the searches of the rooms a box there affects may walk
     reach_size = np.diff(areas.reach_start)
     walk = [
@@ -310,7 +313,7 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
         intact0 = features._intact.copy()
         for rc in (memo, plain):
             assert (
-                kernels.count_rooms(box_at, box_pos, board.offsets, areas, board.zobrist, rc)
+                room_count.count_rooms(box_at, box_pos, board.offsets, areas, board.zobrist, rc)
                 == before
             )
             assert (rc.intact == intact0).all()
@@ -321,7 +324,7 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
             box_at[b], box_at[a] = box_at[a], -1
         full = features.room_connectivity(box_at)
         for rc in (memo, plain):
-            got = kernels.recount_rooms(
+            got = room_count.recount_rooms(
                 box_at, board.offsets, areas, board.zobrist, a, b, intact0, rc
             )
             assert got == full, (spec, a, b)
@@ -329,7 +332,7 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
         changed += full != before
         # the one-pass count, which the recount takes where room searches would walk over
         # twice the squares the floor has, agrees everywhere
-        one_pass = kernels._count_by_bits(
+        one_pass = room_count._count_by_bits(
             box_at, board.offsets, areas, label, stack, plain.intact, plain.bits
         )
         assert one_pass == full, (spec, a, b)
@@ -344,7 +347,7 @@ def test_room_connectivity__recount_after_one_move_agrees_with_the_full_count(sp
 def _pull_reference(board, walls, goal):
     n = board.n_cells
     seen = np.zeros(4 * n, dtype=np.uint8)
-    kernels.pull_closure(
+    closures.pull_closure(
         board.cells, walls, board.offsets, int(goal), new_stamps(board.cells),
         np.zeros(n, dtype=np.int32), seen, np.zeros(4 * n, dtype=np.int32),
     )  # fmt: skip
@@ -364,9 +367,9 @@ def test_pull_closure_parts__marks_what_a_player_fill_per_state_marks(spec):
     for k in (0, 1, 2, 6, 1):
         walls = np.full(n, -1, dtype=np.int16)
         walls[rng.choice(board.floor, size=min(k, board.floor.shape[0]), replace=False)] = 0
-        kernels.forget_parts(parts_gen)
+        closures.forget_parts(parts_gen)
         for goal in board.goals:
-            got = kernels.pull_closure_parts(
+            got = closures.pull_closure_parts(
                 board.cells, walls, board.offsets, int(goal), stamps, stack, parts, parts_gen,
                 seen, queue,
             )  # fmt: skip

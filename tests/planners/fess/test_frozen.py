@@ -5,13 +5,13 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners._kernels.fess import pull_closure
 from planners._kernels.fess_frozen import (
     FC_BUILT,
     FC_HITS,
     frozen_bipartite_deadlock,
     new_frozen_tables,
 )
+from planners._kernels.fess_pull_closure import pull_closure
 from planners.fess.frozen import FrozenBipartite
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, GOAL, SQUARE_DTYPE
 from soko_gym.engine.lowerbound import bipartite_deadlock, mark_frozen_boxes

@@ -11,8 +11,9 @@ from planners._kernels.fess_learned import (
     match_learned,
     new_learned_tables,
 )
-from planners._kernels.fess_moves import DL_LEARNED, M_DST, push_moves
-from planners._kernels.fess_search import C_NODES
+from planners._kernels.fess_move_data import DL_LEARNED, M_DST
+from planners._kernels.fess_moves import push_moves
+from planners._kernels.fess_tree import C_NODES
 from planners.fess.learned import LearnedPatterns
 from planners.fess.options import FessOptions
 from planners.fess.run import FessRun

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from planners._kernels.fess import count_regions
-from planners._kernels.fess_moves import _block_box_paths, edge_blocks, new_move_scratch
+from planners._kernels.fess_blocks import block_box_paths, edge_blocks
+from planners._kernels.fess_move_data import new_move_scratch
 from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR
 from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.macro import box_paths
@@ -110,12 +111,12 @@ def test_block_box_paths_equal_the_engines_box_paths(selection):
             k = box_at[src]
             box_at[src] = -1
             edge_blocks(b.cells, box_at, b.offsets, _region_root(b, box_at, src)[0], sc)
-            _block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds, own)
+            block_box_paths(b.cells, no_dead, box_at, b.offsets, src, sc, 1, sc.kinds, own)
             assert np.array_equal(sc.dist, expected)
             firsts += _check_first_pushes(b, box_at, k, src, sc, expected, player)
             # with dead states cut: the live states keep their distances, the dead ones are
             # never reached (but for the box's own square)
-            _block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds, own)
+            block_box_paths(b.cells, dead_side, box_at, b.offsets, src, sc, 2, sc.kinds, own)
             box_at[src] = k
             expected[(dead_side == 1) & (expected != 0)] = DIST_INF
             assert np.array_equal(sc.dist, expected)
@@ -294,8 +295,8 @@ def test_the_feature_cache_never_takes_a_colliding_box_set_for_another():
     # every child hashes alike, so each look-up after the first meets a stored hash: trusting
     # it, the cache would hand a move the deadlock verdict and features of another box set
     from planners import SearchLimits
-    from planners._kernels.fess import new_room_count
     from planners._kernels.fess_moves import push_moves
+    from planners._kernels.fess_room_count import new_room_count
     from planners.fess.options import FessOptions
     from planners.fess.run import FessRun
 
@@ -326,7 +327,7 @@ def test_the_room_search_never_takes_a_colliding_position_for_a_visited_one():
     # every position of a room search hashes alike: trusting the hash, the search would store
     # one position per player region, run dry and call a live room dead
     from planners import SearchLimits
-    from planners._kernels.fess_moves import (
+    from planners._kernels.fess_room_deadlock import (
         ROOM_DEADLOCK,
         ROOM_OPEN,
         new_room_scratch,

@@ -3,13 +3,8 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners._kernels.fess_moves import (
-    DL_DEAD_SQUARE,
-    DL_FREEZE,
-    DL_RETROGRADE,
-    DL_ROOM,
-)
-from planners._kernels.fess_search import C_NODES, K_DST, K_SRC
+from planners._kernels.fess_move_data import DL_DEAD_SQUARE, DL_FREEZE, DL_RETROGRADE, DL_ROOM
+from planners._kernels.fess_tree import C_NODES, K_DST, K_SRC
 from planners.fess.options import FessOptions
 from planners.fess.packing_plan import compute_packing_plan
 from planners.fess.run import FessRun
@@ -181,16 +176,16 @@ def test_cell_rules__a_trade_between_features_opens_a_cell_only_when_dominance_d
     not dominated."""
     from collections import namedtuple
 
-    from planners._kernels.fess_search import _cell_worse
+    from planners._kernels.fess_tree import cell_worse
 
     Cells = namedtuple("Cells", ["cell_feat"])  # rows: oop, -packed, connectivity, rooms
     tree = Cells(np.array([[0, -2, 5, 0], [0, -2, 6, 0], [0, -1, 3, 0], [0, -3, 5, 0]]))
     for dominated in (0, 1):
-        assert _cell_worse(tree, 1, 0, dominated)  # (2, 6) from (2, 5)
-        assert not _cell_worse(tree, 3, 0, dominated)  # a box packed: better
-        assert not _cell_worse(tree, 0, 0, dominated)  # the same cell
-    assert _cell_worse(tree, 2, 0, 0)  # (1, 3): fewer packed comes first in the order
-    assert not _cell_worse(tree, 2, 0, 1)  # but better connectivity: its own cell
+        assert cell_worse(tree, 1, 0, dominated)  # (2, 6) from (2, 5)
+        assert not cell_worse(tree, 3, 0, dominated)  # a box packed: better
+        assert not cell_worse(tree, 0, 0, dominated)  # the same cell
+    assert cell_worse(tree, 2, 0, 0)  # (1, 3): fewer packed comes first in the order
+    assert not cell_worse(tree, 2, 0, 1)  # but better connectivity: its own cell
 
 
 def _run(xsb):
@@ -304,7 +299,7 @@ def test_every_push_of_a_known_solution_survives_the_move_generator(selection, o
     # bipartite test, learned patterns, PI-corral pruning): after a search has learned its
     # patterns, each position of another planner's solution still gets the move to the next
     # one, and no node-level test calls any of them dead
-    from planners._kernels.fess_moves import M_DST, M_NORM, M_SRC
+    from planners._kernels.fess_move_data import M_DST, M_NORM, M_SRC
     from soko_gym.engine.reach import new_stamps, reach_player
 
     level = load_levels(selection)[0]
@@ -391,7 +386,7 @@ def _kernel_moves(run, pos):
 
 
 def test_explorer_column_counts_only_pushes_from_newly_reached_squares():
-    from planners._kernels.fess_moves import M_DST, M_NEW_PUSHES, M_PLAYER, M_SRC
+    from planners._kernels.fess_move_data import M_DST, M_NEW_PUSHES, M_PLAYER, M_SRC
 
     # one box in an open room: a push frees only the box's own square, nothing new opens
     board, run, pos = _run("#######\n#     #\n# $ . #\n#  @  #\n#######")
@@ -469,7 +464,7 @@ def test_fess_under_a_zobrist_table_where_every_box_set_collides_still_solves():
 
 
 def test_the_transposition_table_takes_a_colliding_position_for_no_stored_one():
-    from planners._kernels.fess_search import tt_find
+    from planners._kernels.fess_tree import tt_find
     from planners.fess.run import new_tree
 
     tree = new_tree(2, 4, 8)
@@ -510,7 +505,7 @@ def test_packing_plan_searches_the_papers_sink_room_deeper_before_the_runners_up
     # XSokoban 66: at 3,000 positions the paper's sink room (left) cannot empty the targets
     # through its one door and the runner-up (right) is taken, leaving the left side's boxes
     # out of plan; searched on, the paper's choice empties the board.
-    from planners.fess.packing_plan import ranked_sinks, target_basins
+    from planners.fess.basins import ranked_sinks, target_basins
     from planners.fess.rooms import analyze_rooms
 
     board = load_levels("xsokoban:66")[0].board
@@ -536,7 +531,7 @@ def test_sinkless_plan_keeps_the_backward_searchs_first_pulls_only():
     # Microban IV 96 has no sink room: the plan orders its targets. At one position the
     # backward search vacates none, and every target is filled farthest from the start
     # squares first; a larger budget changes the order.
-    from planners.fess.packing_plan import walk_distance_from
+    from planners.fess.basins import walk_distance_from
 
     board = load_levels("microban4:96")[0].board
     geometric = compute_packing_plan(board, sinkless_nodes=1)
@@ -567,7 +562,7 @@ def test_packing_plan_with_every_fed_sink_room_feeds_the_targets_from_both_sides
     # XSokoban 66: the target room has two ways in, one from the left part of the level (11
     # boxes) and one from the right (7). The paper's single sink room serves one side only;
     # with every fed sink room at once, every box starts in the plan's basin.
-    from planners.fess.packing_plan import ranked_sinks, target_basins
+    from planners.fess.basins import ranked_sinks, target_basins
     from planners.fess.rooms import analyze_rooms
 
     board = load_levels("xsokoban:66")[0].board
@@ -602,7 +597,7 @@ def test_fess_with_every_fed_sink_room_solves_and_verifies():
 
 
 def test_push_reachable__a_pocket_no_push_can_enter_is_left_out():
-    from planners.fess.packing_plan import push_reachable
+    from planners.fess.basins import push_reachable
 
     # (3, 3) can be pushed out of (left, from the right) but never into: the square behind
     # each way in is a wall. It is no dead square, so only this test keeps pulls out of it.
@@ -617,7 +612,7 @@ def test_push_reachable__a_pocket_no_push_can_enter_is_left_out():
 def test_packing_plan_of_xsokoban_14_is_complete_and_every_step_is_pushable():
     # the backward search used to pull a box into the pocket at (13, 14), which no push can
     # enter; stuck there, the plan stayed incomplete at any budget
-    from planners.fess.packing_plan import push_reachable
+    from planners.fess.basins import push_reachable
 
     board = load_levels("xsokoban:14")[0].board
     plan = compute_packing_plan(board)
@@ -645,7 +640,7 @@ def _stage_report(result):
 def test_a_stage_searches_again_with_its_plan_where_that_changes_the_plan():
     # XSokoban 1 has a sink room: "targets" gives it another plan, so the second stage
     # searches from the start after the first stage's time (cut at once here)
-    from planners.fess.packing_plan import sink_candidates, target_basins
+    from planners.fess.basins import sink_candidates, target_basins
     from planners.fess.rooms import analyze_rooms
 
     level = load_levels("xsokoban:1")[0]

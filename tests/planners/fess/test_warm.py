@@ -37,7 +37,7 @@ def test_a_cold_soko_solve_compiles_the_deadlock_tests_in_a_second_process(tmp_p
         cache = tmp_path / f"numba-{parallel}"
         cache.mkdir()
         code = (
-            "from planners.cli import CompileWatch\n"
+            "from planners.warmup import CompileWatch\n"
             "from planners.fess import warm\n"
             "with CompileWatch() as watch:\n"
             f"    assert warm.warm_up(parallel={parallel}) is {parallel}\n"

@@ -4,8 +4,8 @@ import pytest
 from planners import SearchLimits
 from planners._kernels.fess import count_regions
 from planners.fess import search as fess_search
+from planners.fess.basins import push_reachable
 from planners.fess.options import FessOptions
-from planners.fess.packing_plan import push_reachable
 from planners.fess.search import FessPlanner
 from planners.fess.waypoint import Waypoint, find_waypoint, finish_pushes, waypoint_board
 from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, GOAL
