@@ -37,10 +37,10 @@ import numpy as np
 from boxoban_protocol import SETS  # the same sets, from the script beside this one
 
 import planners
-from agents.evaluation import act_state, uses_masks
-from agents.models import load_agent
-from agents.repeat import RULES, repeat_aware
-from agents.symmetry import symmetry_averaged
+from agents.playing.act import act_state, uses_masks
+from agents.playing.models import load_agent
+from agents.playing.repeat import RULES, repeat_aware
+from agents.playing.symmetry import symmetry_averaged
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.xsb import parse_levels
 from soko_gym.provenance import machine_line
@@ -62,7 +62,7 @@ def play(agent: Any, level: Level, budget: int) -> tuple[bool, list[Level], list
     positions = [level]
     simple = [False]
     solved = False
-    state, start = None, np.array([True])  # a repeat rule's memory (agents.repeat)
+    state, start = None, np.array([True])  # a repeat rule's memory (agents.playing.repeat)
     try:
         while True:
             masks = env.unwrapped.action_masks()[None] if masked else None
@@ -120,7 +120,10 @@ def main() -> None:
         "--symmetric", action="store_true", help="play through the board's symmetries, averaged"
     )
     parser.add_argument(
-        "--on-repeat", choices=RULES, default=None, help="play with a repeat rule (agents.repeat)"
+        "--on-repeat",
+        choices=RULES,
+        default=None,
+        help="play with a repeat rule (agents.playing.repeat)",
     )
     parser.add_argument(
         "--deadlock-search",

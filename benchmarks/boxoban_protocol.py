@@ -1,7 +1,7 @@
 """Learned agents on Boxoban under two protocols: solve rate against the step budget.
 
 Each agent plays every level of each set once, greedily (or, with ``--on-repeat``, greedily
-until it meets a board it has seen before in the episode: ``agents.repeat``), for at most
+until it meets a board it has seen before in the episode: ``agents.playing.repeat``), for at most
 ``--budget`` actions (default 120). Per level it records whether the episode solved the level,
 its actions, pushes and player moves (walks included), written to
 ``--out/<agent>-<set>.csv``. Two protocols read the same episodes:
@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 
 import soko_gym
-from agents.evaluation import act_state, uses_masks
 from agents.expert import PlannerPolicy
-from agents.models import LoadedAgent, load_agent
-from agents.repeat import RULES, repeat_aware
-from agents.symmetry import symmetry_averaged
+from agents.playing.act import act_state, uses_masks
+from agents.playing.models import LoadedAgent, load_agent
+from agents.playing.repeat import RULES, repeat_aware
+from agents.playing.symmetry import symmetry_averaged
 from soko_gym.levels import load_levels
 from soko_gym.provenance import machine_line
 
@@ -57,7 +57,7 @@ COLUMNS = ("level", "solved", "actions", "pushes", "moves")
 def play(agent: Any, levels: list[Any], budget: int, seed: int = 0) -> list[dict[str, int]]:
     """One episode of ``agent`` per level, at most ``budget`` actions: a row per level.
 
-    Greedy unless the agent plays a repeat rule (``agents.repeat``), whose memory is passed
+    Greedy unless the agent plays a repeat rule (``agents.playing.repeat``), whose memory is passed
     back step by step and cleared at each episode's start. ``seed`` seeds the env's resets:
     a slot whose episode has ended plays on (unrecorded) in a level the env draws, and with a
     rule that samples, those steps draw from the agent's generator too, so the same seed must
@@ -142,7 +142,7 @@ def main() -> None:
         "--symmetric",
         action="store_true",
         help="play each model through every symmetry of the board at once, its "
-        "log-probabilities averaged (agents.symmetry.SymmetryAveraged; 8 forward passes "
+        "log-probabilities averaged (agents.playing.symmetry.SymmetryAveraged; 8 forward passes "
         "a step); the CSVs are named <agent>-sym-<set>.csv",
     )
     parser.add_argument(
@@ -150,7 +150,7 @@ def main() -> None:
         choices=RULES,
         default=None,
         help="on a board met before in the episode, sample from the policy or take its most "
-        "likely action not yet tried there (agents.repeat.RepeatAware); the CSVs are named "
+        "likely action not yet tried there (agents.playing.repeat.RepeatAware); the CSVs are named "
         "<agent>-repeat-<rule>-<set>.csv",
     )
     parser.add_argument(

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import soko_gym  # noqa: F401  (registers the envs)
-from agents.expert import PlannerPolicy, read_position
+from agents.expert.policy import PlannerPolicy, read_position
 
 ENVS = [("Sokoban-Push-v0", "push"), ("Sokoban-Macro-v0", "macro"), ("Sokoban-Move-v0", "move")]
 

@@ -1,4 +1,4 @@
-"""RLlib PPO with masks (``agents.rllib``, ``soko train --algo rllib-ppo``) on a local Ray."""
+"""RLlib PPO with masks (``agents.rllib.ppo``, ``soko train --algo rllib-ppo``) on a local Ray."""
 
 import json
 
@@ -10,11 +10,12 @@ pytest.importorskip("sb3_contrib")
 
 import ray  # noqa: E402
 
-from agents import rllib, rllib_env  # noqa: E402
 from agents.benchmark import BenchConfig, run_benchmark  # noqa: E402
-from agents.models import load_agent  # noqa: E402
-from agents.train import config_from_args, train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.playing.models import load_agent  # noqa: E402
+from agents.rllib import env as rllib_env  # noqa: E402
+from agents.rllib import ppo as rllib  # noqa: E402
+from agents.training.cli import config_from_args  # noqa: E402
+from agents.training.config import (  # noqa: E402
     EnvConfig,
     NetworkConfig,
     PPOConfig,
@@ -23,6 +24,7 @@ from agents.train_config import (  # noqa: E402
     check_config,
     env_kwargs_of,
 )
+from agents.training.train import train  # noqa: E402
 from soko_gym.cli import build_parser  # noqa: E402
 
 # one box, one legal push at a time: every masked policy solves it in two pushes
