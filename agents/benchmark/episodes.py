@@ -1,7 +1,9 @@
 """The agents' side of ``soko bench``: each agent's episodes on each level, in the env it plays.
 
-Every solution an agent finds is rebuilt as LURD from the env's ``info["last_lurd"]`` and
-checked with ``soko_gym.levels.verify``. A level larger than the model's frame gets status
+Every episode is played by THE play loop (``agents.playing.loop``; ``EpisodeRecorder`` is
+what the benchmark records), with a step budget per episode; every solution an agent finds is
+rebuilt as LURD from the env's ``info["last_lurd"]`` and checked with
+``soko_gym.levels.verify``. A level larger than the model's frame gets status
 "does_not_fit".
 """
 
@@ -11,9 +13,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from agents.benchmark.config import BenchConfig
+from agents.playing.loop import End, Recorder, Step, play
 from agents.playing.models import LoadedAgent
 from soko_gym.levels import Level
 
@@ -35,48 +36,60 @@ def _make_agent_env(agent: LoadedAgent, levels: list[Level], max_steps: int | No
     )
 
 
+class EpisodeRecorder(Recorder):
+    """What ``soko bench`` records of an agent's episode: its LURD, steps and how it ended."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.steps = 0
+        self.status = "step_limit"
+
+    def step(self, step: Step) -> None:
+        """Keep the step's LURD (``info["last_lurd"]``)."""
+        self.parts.append(str(step.info["last_lurd"][0]) if "last_lurd" in step.info else "")
+
+    def end(self, end: End) -> None:
+        """The episode's status: solved, deadlock, stuck (no legal action) or step_limit."""
+        self.steps = end.length
+        if end.stuck:
+            self.status = "stuck"  # no legal action left (push and macro envs)
+        elif end.info["solved"][end.slot]:
+            self.status = "solved"
+        elif "deadlock" in end.info and end.info["deadlock"][end.slot]:
+            self.status = "deadlock"
+
+
 def play_episode(
     agent: LoadedAgent, env: Any, level: Level, level_index: int, deterministic: bool, seed: int
 ) -> dict[str, Any]:
     """One agent episode on ``env``'s level ``level_index``; the agent's part of a CSV row.
 
-    The LURD of the episode is the concatenation of ``info["last_lurd"]``; a solved episode
-    counts only when ``soko_gym.levels.verify`` accepts that LURD on ``level``.
+    Played by THE play loop (``agents.playing.loop.play``, the env a batch of one); a masked
+    agent's episode ends "stuck" when no action is legal. The LURD of the episode is the
+    concatenation of ``info["last_lurd"]``; a solved episode counts only when
+    ``soko_gym.levels.verify`` accepts that LURD on ``level``.
     """
     from soko_gym.levels import verify
 
+    record = EpisodeRecorder()
     start = time.perf_counter()
-    obs, info = env.reset(seed=seed, options={"level_index": level_index})
-    steps = 0
-    parts: list[str] = []
-    status = "step_limit"
-    state: Any = None  # a policy's memory (agents.playing.repeat), passed back each step
-    while True:
-        kwargs: dict[str, Any] = {"state": state, "episode_start": np.array([steps == 0])}
-        if agent.masked:
-            from sb3_contrib.common.maskable.utils import get_action_masks
-
-            mask = get_action_masks(env)
-            if not mask.any():
-                status = "stuck"  # no legal action left (push and macro envs)
-                break
-            kwargs["action_masks"] = mask
-        action, state = agent.model.predict(obs, deterministic=deterministic, **kwargs)
-        obs, _, terminated, truncated, info = env.step(int(action))
-        steps += 1
-        parts.append(info.get("last_lurd", ""))
-        if terminated or truncated:
-            if info.get("solved"):
-                status = "solved"
-            elif info.get("deadlock"):
-                status = "deadlock"
-            break
+    play(
+        agent.model,
+        env,
+        [level_index],
+        record,
+        seed=seed,
+        deterministic=deterministic,
+        masked=agent.masked,
+        end_stuck=True,
+    )
     seconds = time.perf_counter() - start
+    status, lurd = record.status, "".join(record.parts)
     solved = status == "solved"
     pushes: int | str = ""
     moves: int | str = ""
     if solved:
-        check = verify(level, "".join(parts))
+        check = verify(level, lurd)
         if check.ok:
             pushes, moves = check.pushes, check.moves
         else:
@@ -87,9 +100,9 @@ def play_episode(
         "pushes": pushes,
         "moves": moves,
         "seconds": round(seconds, 6),
-        "env_steps": steps,
+        "env_steps": record.steps,
         "nodes": "",
-        "lurd": "".join(parts) if solved else "",  # for --record; not a CSV column
+        "lurd": lurd if solved else "",  # for --record; not a CSV column
     }
 
 
@@ -109,15 +122,14 @@ def agent_rows(
     done: set[tuple[str, int, int]],
 ) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
     """(agent path, env id, level number, episode, result) for every agent, level, episode."""
-    from soko_gym.levels.frame import level_fits
+    from soko_gym.levels.frame import level_fits, parse_obs_size
 
     deterministic = config.episodes_per_level == 1
     for path, agent in zip(config.agents, agents, strict=True):
         if not deterministic:
             agent.model.set_random_seed(config.seed)
         size = agent.env_kwargs.get("obs_size")
-        if isinstance(size, int):
-            size = (size, size)
+        size = None if size is None else parse_obs_size(size)
         fits = [(n, lv) for n, lv in items if size is None or level_fits(lv, size)]
         env = _make_agent_env(agent, [lv for _, lv in fits], config.max_steps) if fits else None
         index_of = {n: i for i, (n, _) in enumerate(fits)}

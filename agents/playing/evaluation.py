@@ -1,7 +1,8 @@
 """Evaluation of SB3 models on fixed held-out levels: each level played once, greedily.
 
-Runs on soko-gym's native vector env (``make_eval_env``); ``act`` gives maskable models
-(MaskablePPO) the env's action masks and other models none.
+Runs on soko-gym's native vector env (``make_eval_env``) through THE play loop
+(``agents.playing.loop``): maskable models (MaskablePPO) get the env's action masks, other
+models none; ``EvalRecorder`` is what the evaluation records.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.playing.act import act_state, uses_masks
+from agents.playing.loop import End, Recorder, Step, play
 from agents.training.config import env_args
 
 
@@ -52,43 +53,43 @@ def make_eval_env(
     return make_vec(env_id, min(n_envs, len(levels)), levels=levels, **kwargs)
 
 
+class EvalRecorder(Recorder):
+    """What ``evaluate`` records of each level's episode: solved, pushes, return and length."""
+
+    def __init__(self, n_levels: int) -> None:
+        self.solved = np.zeros(n_levels, dtype=bool)
+        self.pushes = np.zeros(n_levels)
+        self.rewards = np.zeros(n_levels)
+        self.lengths = np.zeros(n_levels)
+
+    def step(self, step: Step) -> None:
+        """Add the recorded slots' rewards to their levels' returns."""
+        self.rewards[step.levels[step.active]] += step.rewards[step.active]
+
+    def end(self, end: End) -> None:
+        """Keep the episode's outcome under its level."""
+        self.solved[end.level] = bool(end.info["solved"][end.slot])
+        self.pushes[end.level] = end.info["pushes"][end.slot]
+        self.lengths[end.level] = end.length
+
+    def result(self) -> EvalResult:
+        """The levels' figures so far."""
+        n, solved = len(self.solved), self.solved
+        return EvalResult(
+            n_levels=n,
+            solve_rate=float(solved.mean()) if n else float("nan"),
+            mean_pushes=float(self.pushes[solved].mean()) if solved.any() else float("nan"),
+            mean_reward=float(self.rewards.mean()),
+            mean_length=float(self.lengths.mean()),
+            solved=solved,
+        )
+
+
 def evaluate(model: Any, venv: Any, n_levels: int, deterministic: bool = True) -> EvalResult:
-    """Play levels ``0 .. n_levels - 1`` of ``venv`` (from ``make_eval_env``) once each."""
-    k = venv.num_envs
-    masked = uses_masks(model)
-    solved = np.zeros(n_levels, dtype=bool)
-    pushes = np.zeros(n_levels)
-    rewards = np.zeros(n_levels)
-    lengths = np.zeros(n_levels)
-    for start in range(0, n_levels, k):
-        n_real = min(k, n_levels - start)
-        idx = (start + np.arange(k)) % n_levels
-        # seeded: slots whose episode ended play on in levels the env draws, and a sampling
-        # policy's draws there would otherwise change the recorded episodes from run to run
-        obs, _ = venv.reset(seed=0, options={"level_index": idx})
-        active = np.arange(k) < n_real
-        ret = np.zeros(k)
-        length = np.zeros(k)
-        state, starts = None, np.ones(k, dtype=bool)
-        while active.any():
-            masks = venv.action_masks() if masked else None
-            actions, state = act_state(model, obs, masks, deterministic, state, starts)
-            obs, r, term, trunc, info = venv.step(actions)
-            starts = term | trunc
-            ret[active] += r[active]
-            length[active] += 1
-            done = (term | trunc) & active
-            for i in np.flatnonzero(done).tolist():
-                j = start + i
-                solved[j] = bool(info["solved"][i])
-                pushes[j] = info["pushes"][i]
-                rewards[j], lengths[j] = ret[i], length[i]
-            active &= ~done
-    return EvalResult(
-        n_levels=n_levels,
-        solve_rate=float(solved.mean()) if n_levels else float("nan"),
-        mean_pushes=float(pushes[solved].mean()) if solved.any() else float("nan"),
-        mean_reward=float(rewards.mean()),
-        mean_length=float(lengths.mean()),
-        solved=solved,
-    )
+    """Play levels ``0 .. n_levels - 1`` of ``venv`` (from ``make_eval_env``) once each.
+
+    The play loop (``agents.playing.loop.play``) resets every batch with seed 0.
+    """
+    recorder = EvalRecorder(n_levels)
+    play(model, venv, range(n_levels), recorder, seed=0, deterministic=deterministic)
+    return recorder.result()

@@ -118,6 +118,19 @@ def test_masked_policy__picks_only_legal_actions_even_untrained():
     env.close()
 
 
+def test_masked_board_module__the_class_path_older_checkpoints_pickled_still_loads():
+    import pickle
+
+    import agents.rllib
+
+    assert agents.rllib.MaskedBoardModule is rllib.MaskedBoardModule
+    # checkpoints saved when the class lived in the module agents.rllib name it there
+    old = pickle.dumps(rllib.MaskedBoardModule, protocol=0).replace(
+        b"agents.rllib.ppo", b"agents.rllib"
+    )
+    assert b"agents.rllib\n" in old and pickle.loads(old) is rllib.MaskedBoardModule
+
+
 def test_soko_train__rllib_flags_fill_the_rllib_section():
     args = build_parser().parse_args(
         ["train", "--algo", "rllib-ppo", "--out", "x", "--ray", "auto"]
