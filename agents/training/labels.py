@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.expert.policy import PositionKey, plan_actions, read_position
+from agents.expert.policy import ACTION_SPACES, PositionKey, plan_actions, read_position
 from agents.training.config import DaggerConfig
 from soko_gym.execution import Backend, run_ordered
 
@@ -122,9 +122,21 @@ class Labeller:
         action_space: "push", "macro" or "move".
         ray: None (no Ray), "local", "auto" or a cluster address (``soko_gym.execution``);
             with "local", ``dagger.jobs`` above 1 sets the local Ray's CPUs (1: every CPU).
+
+    Raises:
+        ValueError: naming the argument for an unknown planner or action space, or ranked
+            labels outside the Push env.
     """
 
     def __init__(self, dagger: DaggerConfig, action_space: str, ray: str | None = None) -> None:
+        import planners
+
+        if dagger.planner not in planners.available():
+            raise ValueError(
+                f"planner must be one of {planners.available()}, got {dagger.planner!r}"
+            )
+        if action_space not in ACTION_SPACES:
+            raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
         self.action_space = action_space
         self.ranked = dagger.targets == "ranked"
         if self.ranked and action_space != "push":
