@@ -217,7 +217,8 @@ def check_policy(policy: Any) -> Policy:
             "policy is required: a callable policy(observations uint8[N, C, H, W], "
             "masks bool[N, A]) -> probabilities float[N, A] over the Push env's actions "
             '(planners.solve(level, "lts", policy=...); a trained model: '
-            "agents.policy_search.model_policy, or soko bench --planners lts --policy MODEL)"
+            "agents.playing.policy_search.model_policy, "
+            "or soko bench --planners lts --policy MODEL)"
         )
     if not callable(policy):
         raise ValueError(
@@ -435,7 +436,7 @@ class PolicySearchPlanner(Planner):
         policy: required callable ``policy(observations uint8[N, C, H, W], masks bool[N, A])
             -> float[N, A]`` probabilities over the Push env's ``A = 4 * H * W`` actions (see
             the module docstring); any callable: a function, a lambda, an object with
-            ``__call__`` (``agents.policy_search.model_policy`` wraps a trained model).
+            ``__call__`` (``agents.playing.policy_search.model_policy`` wraps a trained model).
         obs_size: the frame ``H x W`` the policy expects (an int or ``(H, W)``); None for the
             level's own size (what ``gym.make("Sokoban-Push-v0", levels=[level])`` uses).
         dead_plane: add the dead-square plane (C = 6), as the env's ``dead_plane=True``.
