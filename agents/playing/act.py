@@ -27,15 +27,17 @@ def act_state(
     deterministic: bool = True,
     state: Any = None,
     episode_start: np.ndarray | None = None,
+    masked: bool | None = None,
 ) -> tuple[np.ndarray, Any]:
     """``act`` carrying a policy's recurrent state (SB3's ``predict`` convention).
 
     Pass back the returned state with ``episode_start`` (True where an episode starts) on the
-    next step; a policy with a memory (``agents.playing.repeat.RepeatAware``) needs both, the others
-    ignore them.
+    next step; a policy with a memory (``agents.playing.repeat.RepeatAware``) needs both, the
+    others ignore them. ``masked`` says whether ``masks`` go to the model (None: when its
+    ``predict`` takes them, ``uses_masks``).
     """
     kwargs: dict[str, Any] = {"state": state, "episode_start": episode_start}
-    if masks is not None and uses_masks(model):
+    if masks is not None and (uses_masks(model) if masked is None else masked):
         kwargs["action_masks"] = masks
     actions, state = model.predict(obs, deterministic=deterministic, **kwargs)
     return np.asarray(actions, dtype=np.int64), state

@@ -145,7 +145,9 @@ def play(
         recorder: the caller's hook, told every step and every episode's end.
         seed: the seed of each batch's reset.
         deterministic: the policy's most likely actions, else sampled ones.
-        masked: give the model the env's action masks; None: when its ``predict`` takes them.
+        masked: give the model the env's action masks; None: when its ``predict`` takes them
+            (``agents.playing.act.uses_masks``; a caller that knows, as ``soko bench`` from the
+            loaded agent, says so, so a wrapped ``predict(*args, **kwargs)`` gets them too).
         end_stuck: end an episode, as ``End.stuck``, when its mask leaves no legal action
             (masked models only); otherwise the model is asked anyway.
     """
@@ -171,7 +173,7 @@ def play(
                 active &= ~stuck
                 if not active.any():
                     break
-            actions, state = act_state(model, obs, masks, deterministic, state, starts)
+            actions, state = act_state(model, obs, masks, deterministic, state, starts, masked)
             actions = actions.reshape(k)
             obs, rewards, terminated, truncated, info = env.step(actions)
             starts = np.asarray(terminated | truncated, dtype=bool)

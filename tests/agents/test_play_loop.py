@@ -91,6 +91,22 @@ def test_play__a_single_env_is_a_batch_of_one():
     assert bool(end.info["solved"][0]) and int(end.info["pushes"][0]) == end.length
 
 
+def test_play__masked_gives_the_masks_whatever_predict_declares():
+    seen = []
+
+    class Wrapped:  # a wrapper whose predict does not name action_masks
+        def predict(self, observation, **kwargs):
+            seen.append(kwargs.get("action_masks"))
+            return FirstLegal().predict(observation, **kwargs)
+
+    env = gym.make("Sokoban-Push-v0", levels="microban:1", max_episode_steps=3)
+    play(Wrapped(), env, [0], Calls(), masked=True)
+    assert seen and all(m is not None and m.shape[0] == 1 for m in seen)
+    seen.clear()
+    play(Wrapped(), env, [0], Calls())  # masked=None: its predict does not take masks
+    assert seen and all(m is None for m in seen)
+
+
 def test_play__end_stuck_ends_a_masked_episode_without_a_legal_action():
     env = gym.make("Sokoban-Push-v0", levels=[STUCK])
     calls = Calls()
