@@ -18,13 +18,13 @@ from collections.abc import Callable
 def add_parsers(sub: argparse._SubParsersAction, source_help: str) -> None:
     """Add the agents' subcommands to the ``soko`` parser ``sub``."""
     # one line per subcommand module: `from agents.X import add_X_parser; add_X_parser(...)`
-    from agents.collect_cli import add_collect_parser
+    from agents.expert.cli import add_collect_parser
 
     add_collect_parser(sub, source_help)
-    from agents.train import add_train_parser
+    from agents.training.cli import add_train_parser
 
     add_train_parser(sub, source_help)
-    from agents.benchmark import add_bench_parser
+    from agents.benchmark.cli import add_bench_parser
 
     add_bench_parser(sub, source_help)
     add_warmup_parser(sub)
@@ -76,7 +76,7 @@ def run_warmup(args: argparse.Namespace) -> int:
 
     for name in args.planner:
         get_planner(name)  # an unknown name: ValueError before any work
-    from agents.policy_search import POLICY_PLANNERS
+    from agents.playing.policy_search import POLICY_PLANNERS
 
     # lts and phs need a policy to run, and call only engine kernels (warmed below)
     every = [name for name in available() if name not in POLICY_PLANNERS]

@@ -36,7 +36,7 @@ except ImportError as err:  # pragma: no cover - depends on the installed extras
 
 from gymnasium import spaces
 
-from agents.symmetry import MOVE_ACTION_COUNTS
+from agents.playing.symmetry import MOVE_ACTION_COUNTS
 from soko_gym.engine.constants import N_DIRECTIONS, PLANE_PLAYER, PLANE_WALL
 
 POOLINGS = ("flatten", "mean-max")

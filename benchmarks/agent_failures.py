@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from boxoban_protocol import SETS  # the same sets, from the script beside this one
 
 import planners
-from agents.evaluation import act_state, uses_masks
-from agents.models import load_agent
-from agents.repeat import RULES, repeat_aware
-from agents.symmetry import symmetry_averaged
+from agents.playing.loop import End, Recorder, Step
+from agents.playing.loop import play as play_levels
+from agents.playing.models import load_agent
+from agents.playing.repeat import RULES, repeat_aware
+from agents.playing.symmetry import symmetry_averaged
 from soko_gym.levels import Level, load_levels
 from soko_gym.levels.xsb import parse_levels
 from soko_gym.provenance import machine_line
@@ -50,35 +50,46 @@ from soko_gym.provenance import machine_line
 CAUSES = ("simple deadlock", "other deadlock", "still solvable", "unknown")
 
 
+class PositionsRecorder(Recorder):
+    """What the diagnosis needs of an episode: every position and whether it was a simple deadlock.
+
+    Position 0 is the start; position ``i`` follows action ``i`` (read from the env's text
+    render, so ``env`` is the single env the episode is played in).
+    """
+
+    def __init__(self, env: Any, level: Level) -> None:
+        self.env = env
+        self.positions = [level]
+        self.simple = [False]
+        self.solved = False
+
+    def step(self, step: Step) -> None:
+        """The position after the action, and whether it is a simple deadlock."""
+        self.positions.append(parse_levels(self.env.render())[0])
+        self.simple.append(bool(step.info["deadlock"][0]))
+
+    def end(self, end: End) -> None:
+        """Whether the episode solved the level."""
+        self.solved = bool(end.info["solved"][end.slot])
+
+
 def play(agent: Any, level: Level, budget: int) -> tuple[bool, list[Level], list[bool]]:
     """One episode: (solved, position after each action, simple deadlock per action).
 
-    Position 0 is the start; position ``i`` follows action ``i``.
+    Played greedily by THE play loop (``agents.playing.loop.play``) in a single env (text
+    renders), with a repeat rule's memory passed back when the agent has one. Position 0 is
+    the start; position ``i`` follows action ``i``.
     """
     kwargs = {**agent.env_kwargs, "deadlock_termination": True}
     env = gym.make(
         agent.env_id, levels=[level], render_mode="ansi", max_episode_steps=budget, **kwargs
     )
-    masked = uses_masks(agent.model)
-    obs, _ = env.reset(seed=0)
-    positions = [level]
-    simple = [False]
-    solved = False
-    state, start = None, np.array([True])  # a repeat rule's memory (agents.repeat)
+    recorder = PositionsRecorder(env, level)
     try:
-        while True:
-            masks = env.unwrapped.action_masks()[None] if masked else None
-            actions, state = act_state(agent.model, obs[None], masks, True, state, start)
-            action, start = int(actions[0]), np.array([False])
-            obs, _, terminated, truncated, info = env.step(action)
-            positions.append(parse_levels(env.render())[0])
-            simple.append(bool(info["deadlock"]))
-            if terminated or truncated:
-                solved = bool(info["solved"])
-                break
+        play_levels(agent.model, env, [0], recorder, seed=0)
     finally:
         env.close()
-    return solved, positions, simple
+    return recorder.solved, recorder.positions, recorder.simple
 
 
 def solvable(level: Level, seconds: float) -> bool | None:
@@ -122,7 +133,10 @@ def main() -> None:
         "--symmetric", action="store_true", help="play through the board's symmetries, averaged"
     )
     parser.add_argument(
-        "--on-repeat", choices=RULES, default=None, help="play with a repeat rule (agents.repeat)"
+        "--on-repeat",
+        choices=RULES,
+        default=None,
+        help="play with a repeat rule (agents.playing.repeat)",
     )
     parser.add_argument(
         "--deadlock-search",

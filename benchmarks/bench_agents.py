@@ -29,14 +29,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agents.train import train
-from agents.train_config import (
+from agents.training.config import (
     BCConfig,
     EnvConfig,
     NetworkConfig,
     PPOConfig,
     TrainConfig,
 )
+from agents.training.train import train
 from soko_gym.provenance import machine_line
 
 TARGETS = {

@@ -1,7 +1,7 @@
 """Learned agents on Boxoban under two protocols: solve rate against the step budget.
 
 Each agent plays every level of each set once, greedily (or, with ``--on-repeat``, greedily
-until it meets a board it has seen before in the episode: ``agents.repeat``), for at most
+until it meets a board it has seen before in the episode: ``agents.playing.repeat``), for at most
 ``--budget`` actions (default 120). Per level it records whether the episode solved the level,
 its actions, pushes and player moves (walks included), written to
 ``--out/<agent>-<set>.csv`` (default ``benchmarks/results/agents``, the folder
@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 
 import soko_gym
-from agents.evaluation import act_state, uses_masks
 from agents.expert import PlannerPolicy
-from agents.models import LoadedAgent, load_agent
-from agents.repeat import RULES, repeat_aware
-from agents.symmetry import symmetry_averaged
+from agents.playing.loop import End, Recorder
+from agents.playing.loop import play as play_levels
+from agents.playing.models import LoadedAgent, load_agent
+from agents.playing.repeat import RULES, repeat_aware
+from agents.playing.symmetry import symmetry_averaged
 from soko_gym.levels import load_levels
 from soko_gym.provenance import machine_line
 
@@ -55,14 +56,32 @@ DEFAULT_SETS = ("unfiltered-test", "medium-valid", "hard")
 COLUMNS = ("level", "solved", "actions", "pushes", "moves")
 
 
+class ProtocolRecorder(Recorder):
+    """What the protocols read of each level's episode: solved, actions, pushes and moves."""
+
+    def __init__(self, n_levels: int) -> None:
+        self.rows: list[dict[str, int]] = [{} for _ in range(n_levels)]
+
+    def end(self, end: End) -> None:
+        """The level's row (levels numbered from 1)."""
+        self.rows[end.level] = {
+            "level": end.level + 1,
+            "solved": int(bool(end.info["solved"][end.slot])),
+            "actions": end.length,
+            "pushes": int(end.info["pushes"][end.slot]),
+            "moves": int(end.info["moves"][end.slot]),
+        }
+
+
 def play(agent: Any, levels: list[Any], budget: int, seed: int = 0) -> list[dict[str, int]]:
     """One episode of ``agent`` per level, at most ``budget`` actions: a row per level.
 
-    Greedy unless the agent plays a repeat rule (``agents.repeat``), whose memory is passed
-    back step by step and cleared at each episode's start. ``seed`` seeds the env's resets:
-    a slot whose episode has ended plays on (unrecorded) in a level the env draws, and with a
-    rule that samples, those steps draw from the agent's generator too, so the same seed must
-    give the same levels for the recorded play to repeat.
+    Played by THE play loop (``agents.playing.loop.play``) on a vector env of up to 100 levels
+    at a time. Greedy unless the agent plays a repeat rule (``agents.playing.repeat``), whose
+    memory is passed back step by step and cleared at each episode's start. ``seed`` seeds the
+    env's resets: a slot whose episode has ended plays on (unrecorded) in a level the env
+    draws, and with a rule that samples, those steps draw from the agent's generator too, so
+    the same seed must give the same levels for the recorded play to repeat.
     """
     venv = soko_gym.make_vec(
         agent.env_id,
@@ -71,36 +90,12 @@ def play(agent: Any, levels: list[Any], budget: int, seed: int = 0) -> list[dict
         max_episode_steps=budget,
         **agent.env_kwargs,
     )
-    k = venv.num_envs
-    n = len(levels)
-    rows: list[dict[str, int]] = [{} for _ in range(n)]
-    masked = uses_masks(agent.model)
+    recorder = ProtocolRecorder(len(levels))
     try:
-        for start in range(0, n, k):
-            idx = (start + np.arange(k)) % n
-            obs, _ = venv.reset(seed=seed, options={"level_index": idx})
-            active = np.arange(k) < min(k, n - start)
-            actions = np.zeros(k, dtype=np.int64)
-            state, starts = None, np.ones(k, dtype=bool)
-            while active.any():
-                masks = venv.action_masks() if masked else None
-                chosen, state = act_state(agent.model, obs, masks, True, state, starts)
-                obs, _, term, trunc, info = venv.step(chosen)
-                starts = term | trunc
-                actions[active] += 1
-                done = (term | trunc) & active
-                for i in np.flatnonzero(done).tolist():
-                    rows[start + i] = {
-                        "level": start + i + 1,
-                        "solved": int(bool(info["solved"][i])),
-                        "actions": int(actions[i]),
-                        "pushes": int(info["pushes"][i]),
-                        "moves": int(info["moves"][i]),
-                    }
-                active &= ~done
+        play_levels(agent.model, venv, range(len(levels)), recorder, seed=seed)
     finally:
         venv.close()
-    return rows
+    return recorder.rows
 
 
 def is_move(agent: Any) -> bool:
@@ -143,7 +138,7 @@ def main() -> None:
         "--symmetric",
         action="store_true",
         help="play each model through every symmetry of the board at once, its "
-        "log-probabilities averaged (agents.symmetry.SymmetryAveraged; 8 forward passes "
+        "log-probabilities averaged (agents.playing.symmetry.SymmetryAveraged; 8 forward passes "
         "a step); the CSVs are named <agent>-sym-<set>.csv",
     )
     parser.add_argument(
@@ -151,7 +146,7 @@ def main() -> None:
         choices=RULES,
         default=None,
         help="on a board met before in the episode, sample from the policy or take its most "
-        "likely action not yet tried there (agents.repeat.RepeatAware); the CSVs are named "
+        "likely action not yet tried there (agents.playing.repeat.RepeatAware); the CSVs are named "
         "<agent>-repeat-<rule>-<set>.csv",
     )
     parser.add_argument(

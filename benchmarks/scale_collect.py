@@ -29,7 +29,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from agents.trajectories import collect_dataset
+from agents.expert.collect import collect_dataset
 from soko_gym.execution import Backend, add_backend_options
 from soko_gym.provenance import machine_line
 

@@ -27,10 +27,10 @@ from typing import Any
 
 from bench_agents import TARGETS  # this folder is on the path of a script run from it
 
-from agents.train import train
-from agents.train_config import (
+from agents.training.config import (
     RLlibConfig,
 )
+from agents.training.train import train
 from soko_gym.provenance import machine_line
 
 SB3_SOLVE_RATE = 0.982  # RESULTS.md, "MaskablePPO on 7x7 levels"

@@ -1,7 +1,8 @@
 """Watch a planner play a level in a soko-gym env, frame by frame, as text.
 
-A ``PlannerPolicy`` (the expert of ``agents.expert``) plans once from the observation planes and
-plays the plan through the env's own action encoding; every frame is the env's ``ansi`` render.
+A ``PlannerPolicy`` (the expert of ``agents.expert.policy``) plans once from the observation
+planes and plays the plan through the env's own action encoding; every frame is the env's
+``ansi`` render.
 
     python examples/01_play.py --level microban:5 --env Sokoban-Move-v0 --delay 0.1
     python examples/01_play.py --smoke   # Microban 1 in the push env, no delay
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import soko_gym  # noqa: F401  (registers the envs)
     from agents.expert import PlannerPolicy
-    from agents.trajectories import action_space_of
+    from agents.expert.policy import action_space_of
 
     levels = soko_gym.load_levels(args.level)
     if len(levels) != 1:

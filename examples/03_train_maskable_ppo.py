@@ -1,8 +1,9 @@
 """Train MaskablePPO on the Push env with generated levels and evaluate it on held-out ones.
 
-Runs ``agents.train.train`` (the library behind ``soko train``) on soko-gym's numba vector env:
-checkpoints, ``eval.csv`` (solve rate and mean pushes on held-out generated levels),
-``progress.csv``, ``learning_curve.png`` and ``model.zip`` with its sidecar ``model.json``.
+Runs ``agents.training.train.train`` (the library behind ``soko train``) on soko-gym's numba
+vector env: checkpoints, ``eval.csv`` (solve rate and mean pushes on held-out generated
+levels), ``progress.csv``, ``learning_curve.png`` and ``model.zip`` with its sidecar
+``model.json``.
 
     python examples/03_train_maskable_ppo.py                  # 7x7, 2 boxes (benchmarks/RESULTS.md)
     python examples/03_train_maskable_ppo.py --levels generated:10x10:4 --steps 5000000
@@ -61,8 +62,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def main(argv: list[str] | None = None) -> int:
     """Train, evaluate and report; returns the exit code."""
-    from agents.train import train
-    from agents.train_config import EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.config import EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.train import train
 
     args = parse_args(argv)
     # the set-up measured in benchmarks/RESULTS.md: 98% of 500 held-out levels in 30 minutes

@@ -1,6 +1,6 @@
 """Collect expert trajectories (a planner's solutions played in the env) as a dataset.
 
-``agents.trajectories.collect_dataset`` is the library behind ``soko collect``: it solves each
+``agents.expert.collect.collect_dataset`` is the library behind ``soko collect``: it solves each
 level, plays the solution in the env and records observations, actions, rewards, terminations,
 truncations and action masks. Minari datasets (``data`` extra) keep the env spec, so
 ``minari.load_dataset(id).recover_environment()`` rebuilds the env; npz needs no extra. The script
@@ -69,8 +69,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def run(args: Args) -> int:
     """Collect, then read the dataset back and replay it; exit code 0 when all is well."""
-    from agents.datasets import load_dataset, replay_episode
-    from agents.trajectories import collect_dataset, report
+    from agents.expert.collect import collect_dataset, report
+    from agents.expert.datasets import load_dataset, replay_episode
 
     generated = args.levels == "generated"
     result = collect_dataset(

@@ -1,9 +1,10 @@
 """Behaviour cloning from planner demonstrations, then MaskablePPO fine-tuning from those weights.
 
-Collects expert episodes with ``agents.trajectories.collect_dataset`` (A* solutions played in
+Collects expert episodes with ``agents.expert.collect.collect_dataset`` (A* solutions played in
 the Push env, written as an npz file), clones them into a MaskablePPO policy with the in-house
-masked cross-entropy (``agents.bc``), evaluates the clone on held-out levels, and fine-tunes it
-with MaskablePPO (``agents.train.train`` with ``algo="bc"``). The run folder gets ``bc.csv``
+masked cross-entropy (``agents.training.bc``), evaluates the clone on held-out levels, and
+fine-tunes it with MaskablePPO (``agents.training.train.train`` with ``algo="bc"``). The run
+folder gets ``bc.csv``
 (loss and accuracy), ``eval.csv`` (phase "bc" then "rl"), ``bc_model.zip``, ``model.zip`` and
 ``learning_curve.png``.
 
@@ -66,7 +67,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def collect(args: Args, path: Path) -> str:
     """Collect the expert dataset into ``path`` (npz); returns its path."""
-    from agents.trajectories import collect_dataset
+    from agents.expert.collect import collect_dataset
 
     result = collect_dataset(
         "Sokoban-Push-v0",
@@ -86,8 +87,8 @@ def collect(args: Args, path: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Collect (unless given a dataset), clone, fine-tune; returns the exit code."""
-    from agents.train import train
-    from agents.train_config import BCConfig, EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.config import BCConfig, EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.train import train
 
     args = parse_args(argv)
     network, ppo = NetworkConfig(), PPOConfig(learning_rate=1e-3, batch_size=256)

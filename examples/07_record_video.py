@@ -56,8 +56,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def _train_tiny(out: Path) -> Path:
     """A MaskablePPO model trained for a few hundred steps (``--smoke``); its path."""
-    from agents.train import train
-    from agents.train_config import EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.config import EnvConfig, NetworkConfig, PPOConfig, TrainConfig
+    from agents.training.train import train
 
     config = TrainConfig(
         algo="maskable-ppo",
@@ -83,7 +83,7 @@ def record(args: Args) -> list[Path]:
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     import soko_gym  # noqa: F401  (registers the env ids)
-    from agents.models import load_agent
+    from agents.playing.models import load_agent
 
     agent = load_agent(args.model)
     kwargs = dict(agent.env_kwargs)

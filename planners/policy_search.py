@@ -45,7 +45,6 @@ from soko_gym.engine.board import Board
 from soko_gym.engine.constants import (
     BOX_AT_DTYPE,
     GOAL,
-    MAX_SIDE,
     N_PLANES,
     SQUARE_DTYPE,
 )
@@ -54,7 +53,7 @@ from soko_gym.engine.lowerbound import INFINITE_BOUND, matching_bound_full, new_
 from soko_gym.engine.moves import push_mask, write_planes
 from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level
-from soko_gym.levels.frame import frame
+from soko_gym.levels.frame import frame, parse_obs_size
 
 Policy = Callable[[np.ndarray, np.ndarray], Any]
 Position = tuple[tuple[int, ...], int]  # (sorted box squares in the frame, player square)
@@ -62,27 +61,6 @@ Position = tuple[tuple[int, ...], int]  # (sorted box squares in the frame, play
 # rough bytes per stored node (tuples, lists, heap and dict entries), for max_memory_mb
 _NODE_BYTES = 400
 _BOX_BYTES = 40
-
-
-def parse_obs_size(obs_size: int | Sequence[int]) -> tuple[int, int]:
-    """``obs_size`` (an int or ``(height, width)``) as ``(H, W)``.
-
-    Raises:
-        ValueError: naming ``obs_size`` when it is malformed or a side is out of [3, 128].
-    """
-    if isinstance(obs_size, int | np.integer) and not isinstance(obs_size, bool):
-        size = (int(obs_size), int(obs_size))
-    elif (
-        isinstance(obs_size, Sequence)
-        and len(obs_size) == 2
-        and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in obs_size)
-    ):
-        size = (int(obs_size[0]), int(obs_size[1]))
-    else:
-        raise ValueError(f"obs_size must be an int or (height, width), got {obs_size!r}")
-    if not (3 <= size[0] <= MAX_SIDE and 3 <= size[1] <= MAX_SIDE):
-        raise ValueError(f"obs_size {size} is impossible: each side must be in [3, {MAX_SIDE}]")
-    return size
 
 
 def frame_size(level: Level, obs_size: int | Sequence[int] | None) -> tuple[int, int]:
@@ -239,7 +217,8 @@ def check_policy(policy: Any) -> Policy:
             "policy is required: a callable policy(observations uint8[N, C, H, W], "
             "masks bool[N, A]) -> probabilities float[N, A] over the Push env's actions "
             '(planners.solve(level, "lts", policy=...); a trained model: '
-            "agents.policy_search.model_policy, or soko bench --planners lts --policy MODEL)"
+            "agents.playing.policy_search.model_policy, "
+            "or soko bench --planners lts --policy MODEL)"
         )
     if not callable(policy):
         raise ValueError(
@@ -457,7 +436,7 @@ class PolicySearchPlanner(Planner):
         policy: required callable ``policy(observations uint8[N, C, H, W], masks bool[N, A])
             -> float[N, A]`` probabilities over the Push env's ``A = 4 * H * W`` actions (see
             the module docstring); any callable: a function, a lambda, an object with
-            ``__call__`` (``agents.policy_search.model_policy`` wraps a trained model).
+            ``__call__`` (``agents.playing.policy_search.model_policy`` wraps a trained model).
         obs_size: the frame ``H x W`` the policy expects (an int or ``(H, W)``); None for the
             level's own size (what ``gym.make("Sokoban-Push-v0", levels=[level])`` uses).
         dead_plane: add the dead-square plane (C = 6), as the env's ``dead_plane=True``.

@@ -14,7 +14,7 @@ import numpy as np
 
 from soko_gym.envs.observation import LevelTable
 from soko_gym.levels import Level
-from soko_gym.levels.frame import level_fits
+from soko_gym.levels.frame import level_fits, parse_obs_size
 from soko_gym.levels.spec import generated_source, load_sources
 
 LEVEL_ORDERS = ("random", "sequential")
@@ -45,7 +45,7 @@ class LevelSource:
             raise ValueError(f"level_order must be one of {LEVEL_ORDERS}, got {level_order!r}")
         self.level_order = level_order
         self.generator_kwargs = dict(generator_kwargs or {})
-        size = _parse_obs_size(obs_size)
+        size = None if obs_size is None else parse_obs_size(obs_size)
         self._next = 0  # sequential order: the next level index
         self.n_generated = 0
         spec = generated_source(levels)
@@ -149,20 +149,6 @@ class LevelSource:
         self.table.put(slot_or_index, made.level)
         self.n_generated += 1
         return slot_or_index
-
-
-def _parse_obs_size(obs_size: int | tuple[int, int] | None) -> tuple[int, int] | None:
-    if obs_size is None:
-        return None
-    if isinstance(obs_size, int | np.integer) and not isinstance(obs_size, bool):
-        size = (int(obs_size), int(obs_size))
-    elif isinstance(obs_size, Sequence) and len(obs_size) == 2:
-        size = (int(obs_size[0]), int(obs_size[1]))
-    else:
-        raise ValueError(f"obs_size must be an int or (height, width), got {obs_size!r}")
-    if not (3 <= size[0] <= 128 and 3 <= size[1] <= 128):
-        raise ValueError(f"obs_size {size} is impossible: each side must be in [3, 128]")
-    return size
 
 
 def _resolve_levels(levels: Any) -> list[Level]:

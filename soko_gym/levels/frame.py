@@ -6,13 +6,50 @@ Gymnasium-free, so planners (``planners.policy_search``) frame levels exactly as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from soko_gym.engine.board import Board, build_board
-from soko_gym.engine.constants import DEAD, DRAWN_WALL
+from soko_gym.engine.constants import DEAD, DRAWN_WALL, MAX_SIDE
 from soko_gym.levels.level import Level
+
+MIN_SIDE = 3  # the smallest frame side: a wall, a square, a wall
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def parse_obs_size(obs_size: Any) -> tuple[int, int]:
+    """THE ``obs_size`` parser: an int (a square frame) or ``(height, width)`` as ``(H, W)``.
+
+    Strict: the value must be an int, or a sequence of exactly two ints (Python or numpy
+    ints; not bools, floats or strings, which are not cast), each side in
+    ``[MIN_SIDE, MAX_SIDE]``. The envs (``soko_gym.envs.sources``) and the Push-space searches
+    (``planners.policy_search``) both parse with it, so a frame one accepts the other does too.
+
+    Raises:
+        ValueError: naming ``obs_size`` when it is malformed or a side is out of range.
+    """
+    if _is_int(obs_size):
+        size = (int(obs_size), int(obs_size))
+    elif (
+        isinstance(obs_size, Sequence)
+        and not isinstance(obs_size, str)
+        and len(obs_size) == 2
+        and all(_is_int(v) for v in obs_size)
+    ):
+        size = (int(obs_size[0]), int(obs_size[1]))
+    else:
+        raise ValueError(f"obs_size must be an int or (height, width) ints, got {obs_size!r}")
+    if not all(MIN_SIDE <= side <= MAX_SIDE for side in size):
+        raise ValueError(
+            f"obs_size {size} is impossible: each side must be in [{MIN_SIDE}, {MAX_SIDE}]"
+        )
+    return size
 
 
 def level_fits(level: Level, size: tuple[int, int]) -> bool:

@@ -38,7 +38,7 @@ def tiny_agent(tmp_path_factory):
 
 def collect_tiny(path, seed=1, limit=20, **env_kwargs):
     """A* episodes on ``limit`` generated 6x6 one-box levels, as an npz dataset at ``path``."""
-    from agents.trajectories import collect_dataset
+    from agents.expert.collect import collect_dataset
 
     collect_dataset(
         "Sokoban-Push-v0",

@@ -6,8 +6,11 @@ import pytest
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("matplotlib")
 
-from agents import benchmark  # noqa: E402
-from agents.benchmark import CSV_COLUMNS, BenchConfig, LoadedAgent, load_agent  # noqa: E402
+from agents.benchmark import episodes as bench_episodes  # noqa: E402
+from agents.benchmark import planners as bench_planners  # noqa: E402
+from agents.benchmark import run as benchmark  # noqa: E402
+from agents.benchmark.config import CSV_COLUMNS, BenchConfig  # noqa: E402
+from agents.playing.models import LoadedAgent, load_agent  # noqa: E402
 from soko_gym.cli import main  # noqa: E402
 from soko_gym.levels import load_levels, verify  # noqa: E402
 
@@ -93,7 +96,7 @@ def test_bench__existing_results_are_kept_without_overwrite(tmp_path, capsys):
 
 
 def test_bench__ctrl_c_keeps_the_rows_written(tmp_path, monkeypatch):
-    real = benchmark._run_planner
+    real = bench_planners._run_planner
     calls = []
 
     def interrupted_second_time(*args):
@@ -102,7 +105,7 @@ def test_bench__ctrl_c_keeps_the_rows_written(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args)
 
-    monkeypatch.setattr(benchmark, "_run_planner", interrupted_second_time)
+    monkeypatch.setattr(bench_planners, "_run_planner", interrupted_second_time)
     argv = ["bench", "--levels", LEVELS, "--planners", "astar", "--out", str(tmp_path)]
     assert main([*argv, "--quiet"]) == 130
     _, rows = _rows(tmp_path)
@@ -140,7 +143,7 @@ def test_load_agent__env_that_does_not_fit_the_model_is_an_error(tiny_agent, tmp
 
 
 def test_format_summary__reads_rows_back_from_the_csv(tmp_path):
-    from agents.bench_report import format_summary, plot_solve_rate
+    from agents.benchmark.report import format_summary, plot_solve_rate
 
     def row(solver, kind, level, solved, pushes, status="solved", steps=""):
         return {
@@ -199,7 +202,7 @@ def test_bench__record_keeps_replays_side_by_side(tmp_path):
 
 def test_bench__symmetric_agents_play_through_the_averaged_policy(tmp_path, monkeypatch):
     """``--symmetric`` plays the shipped Push agent averaged over the board's symmetries."""
-    from agents.symmetry import SymmetryAveraged
+    from agents.playing.symmetry import SymmetryAveraged
 
     calls = []
     real = SymmetryAveraged.predict
@@ -231,7 +234,7 @@ def bench_two_levels(tmp_path, agent, *flags):
 def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path, monkeypatch):
     """``--on-repeat`` plays every agent through ``RepeatAware``; ``play_episode`` passes its
     memory back each step and starts each episode with an empty one."""
-    from agents.repeat import RepeatAware
+    from agents.playing.repeat import RepeatAware
 
     calls = []
     real = RepeatAware.predict
@@ -255,14 +258,14 @@ def test_bench__on_repeat_agents_keep_their_memory_through_the_episode(tmp_path,
 def test_bench__deadlock_search_plays_agents_with_the_envs_search_mask(tmp_path, monkeypatch):
     """``--deadlock-search N`` gives every agent's env ``deadlock_search=N``; bad N is refused."""
     made = []
-    real = benchmark._make_agent_env
+    real = bench_episodes._make_agent_env
 
     def kept(agent, levels, max_steps):
         env = real(agent, levels, max_steps)
         made.append(env)
         return env
 
-    monkeypatch.setattr(benchmark, "_make_agent_env", kept)
+    monkeypatch.setattr(bench_episodes, "_make_agent_env", kept)
     bench_two_levels(tmp_path, "boxoban-push", "--deadlock-search", "256", "--max-steps", "30")
     assert [env.unwrapped.deadlock_search for env in made] == [256]
     with pytest.raises(ValueError, match="deadlock-search"):

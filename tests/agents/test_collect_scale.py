@@ -4,16 +4,18 @@ import numpy as np
 import pytest
 
 import soko_gym
-from agents import shards, trajectories
-from agents.datasets import (
+from agents.expert import episodes as trajectories
+from agents.expert import shards
+from agents.expert.collect import collect_dataset
+from agents.expert.datasets import (
     Unsolved,
     load_dataset,
     load_minari,
     write_minari,
     write_npz,
 )
-from agents.shards import ShardIndex, ShardWriter, merge_npz
-from agents.trajectories import _Task, collect_dataset, generated_level, rollout_level
+from agents.expert.episodes import _Task, generated_level, rollout_level
+from agents.expert.shards import ShardIndex, ShardWriter, merge_npz
 from soko_gym.cli import main as soko
 from soko_gym.execution import Backend
 from tests.agents.conftest import DEAD_WALL

@@ -9,24 +9,23 @@ pytest.importorskip("sb3_contrib")
 
 import planners  # noqa: E402
 import soko_gym  # noqa: E402
-from agents.dagger import (  # noqa: E402
-    SAMPLES_FILE,
-    Aggregate,
-    Labeller,
-    label_observation,
-    load_samples,
-    save_samples,
-)
-from agents.expert import PlannerPolicy, plan_actions, read_position  # noqa: E402
-from agents.models import load_agent, load_model  # noqa: E402
-from agents.train import train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.expert.policy import PlannerPolicy, plan_actions, read_position  # noqa: E402
+from agents.playing.models import load_agent, load_model  # noqa: E402
+from agents.training.config import (  # noqa: E402
     DaggerConfig,
     EnvConfig,
     NetworkConfig,
     TrainConfig,
     check_config,
 )
+from agents.training.dagger import (  # noqa: E402
+    SAMPLES_FILE,
+    Aggregate,
+    load_samples,
+    save_samples,
+)
+from agents.training.labels import Labeller, label_observation  # noqa: E402
+from agents.training.train import train  # noqa: E402
 from soko_gym.cli import main as soko_main  # noqa: E402
 from tests.agents.conftest import DEAD_WALL, collect_tiny  # noqa: E402
 
@@ -276,7 +275,7 @@ def test_train_config__dagger_section_round_trips_through_its_json(tmp_path):
 
 
 def test_aggregate__new_share_weights_give_the_rollouts_that_share_of_each_minibatch():
-    from agents.dagger import Aggregate
+    from agents.training.dagger import Aggregate
 
     agg = Aggregate()
     obs = np.zeros((1, 5, 3, 3), dtype=np.uint8)
@@ -290,7 +289,7 @@ def test_aggregate__new_share_weights_give_the_rollouts_that_share_of_each_minib
 
 
 def test_gradient_steps__retrain_steps_apply_after_iteration_0(tmp_path):
-    from agents.dagger import gradient_steps
+    from agents.training.dagger import gradient_steps
 
     config = dagger_config(tmp_path, "steps", retrain_steps=7)
     assert gradient_steps(config, 10_000, 0) == config.steps
@@ -302,7 +301,7 @@ def _tiny_maskable(env):
     from sb3_contrib import MaskablePPO
 
     from agents.features import MaskableSquarePolicy
-    from agents.train_config import BCConfig
+    from agents.training.config import BCConfig
 
     model = MaskablePPO(
         MaskableSquarePolicy,
@@ -317,7 +316,7 @@ def test_behaviour_clone__weights_decide_which_samples_are_learned():
     """Two halves that disagree on one observation: the policy learns the half it is given
     weight on, as DAgger's ``new_share`` relies on."""
 
-    from agents.bc import BCData, behaviour_clone
+    from agents.training.bc import BCData, behaviour_clone
 
     level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
     env = gym.make("Sokoban-Push-v0", levels=level)
@@ -358,7 +357,7 @@ def _first(levels, env_id="Sokoban-Push-v0"):
 
 
 def test_rank_observation__costs_are_one_plus_the_optimal_pushes_after_each_push():
-    from agents.dagger import rank_observation
+    from agents.training.labels import rank_observation
 
     for obs, mask in zip(*_visited_with_masks(16), strict=True):
         status, best, costs = rank_observation((obs, mask))
@@ -401,7 +400,7 @@ def _visited_with_masks(n):
 
 
 def test_rank_observation__a_losing_push_costs_inf_and_a_solving_push_1():
-    from agents.dagger import rank_observation, ranked_targets
+    from agents.training.labels import rank_observation, ranked_targets
 
     obs, mask = _first(RANKED)
     status, best, costs = rank_observation((obs, mask))
@@ -413,7 +412,7 @@ def test_rank_observation__a_losing_push_costs_inf_and_a_solving_push_1():
 
 
 def test_ranked_targets__ties_share_worse_pushes_fade_losing_pushes_get_nothing():
-    from agents.dagger import ranked_targets
+    from agents.training.labels import ranked_targets
 
     costs = np.array([[5, 5, 7, np.inf, np.nan], [np.nan, 3, np.inf, 4, 3]], dtype=np.float32)
     t = ranked_targets(costs, 0.5)
@@ -439,7 +438,7 @@ def test_labeller__ranked_labels_need_masks_and_the_push_space():
 
 
 def test_bc_data__targets_are_one_hot_except_rows_with_soft_labels():
-    from agents.bc import BCData
+    from agents.training.bc import BCData
 
     n, k = 4, 3
     soft = np.array([[0.0, 0.5, 0.5]], dtype=np.float32)
@@ -471,8 +470,8 @@ def test_behaviour_clone__soft_labels_split_the_policy_between_tied_pushes():
     """One observation whose label is half one push, half another: the policy learns both
     (one-hot labels on the same data would learn only the first)."""
 
-    from agents.bc import BCData, behaviour_clone
-    from agents.evaluation import policy_log_probs
+    from agents.playing.act import policy_log_probs
+    from agents.training.bc import BCData, behaviour_clone
 
     level = soko_gym.Level.from_xsb("######\n#    #\n# $@ #\n#  . #\n######\n")
     env = gym.make("Sokoban-Push-v0", levels=level)

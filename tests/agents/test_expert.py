@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import soko_gym  # noqa: F401  (registers the envs)
-from agents.expert import PlannerPolicy, read_position
+from agents.expert.policy import PlannerPolicy, read_position
 
 ENVS = [("Sokoban-Push-v0", "push"), ("Sokoban-Macro-v0", "macro"), ("Sokoban-Move-v0", "move")]
 
@@ -129,3 +129,49 @@ def test_expert__bad_arguments_raise_value_error_naming_them():
     policy = PlannerPolicy("astar")
     with pytest.raises(ValueError, match="observation"):
         policy.predict(np.zeros((16, 16, 3), dtype=np.uint8))
+
+
+@pytest.mark.parametrize(("env_id", "space"), ENVS)
+def test_action_space_of__every_env_id_and_its_generated_twin(env_id, space):
+    from agents.expert.policy import action_space_of
+
+    assert action_space_of(env_id) == space
+    assert action_space_of(env_id.replace("-v0", "-Gen-v0")) == space
+
+
+@pytest.mark.parametrize("env_id", ["Sokoban-Push-v1", "Sokoban-Pushy-v0", "CartPole-v1"])
+def test_action_space_of__anything_else_is_a_value_error_naming_env_id(env_id):
+    from agents.expert.policy import action_space_of
+
+    with pytest.raises(ValueError, match="env_id"):
+        action_space_of(env_id)
+
+
+@pytest.mark.parametrize(("env_id", "space"), ENVS)
+def test_position_key__the_experts_cache_key_and_the_labellers(env_id, space):
+    from agents.training.config import DaggerConfig
+    from agents.training.labels import Labeller
+
+    env = gym.make(env_id, levels="microban:2")
+    obs, _ = env.reset(seed=0)
+    position = read_position(obs)
+    key = position.key(space)
+    assert key == PlannerPolicy("astar", action_space=space).key(position)
+    assert key == Labeller(DaggerConfig(), space).key(obs)
+    # a push or macro position is its player's region; a move position its player's square
+    moved = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))[0]
+    after = read_position(moved)
+    if space == "move" or after.boxes != position.boxes:
+        assert after.key(space) != key
+    else:
+        assert after.key(space) == key
+
+
+def test_labeller__an_unknown_planner_or_action_space_is_a_value_error_naming_it():
+    from agents.training.config import DaggerConfig
+    from agents.training.labels import Labeller
+
+    with pytest.raises(ValueError, match="planner"):
+        Labeller(DaggerConfig(planner="nope"), "push")
+    with pytest.raises(ValueError, match="action_space"):
+        Labeller(DaggerConfig(), "jump")

@@ -5,9 +5,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.evaluation import evaluate, make_eval_env  # noqa: E402
-from agents.train import train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.playing.evaluation import evaluate, make_eval_env  # noqa: E402
+from agents.training.config import (  # noqa: E402
     EnvConfig,
     NetworkConfig,
     PPOConfig,
@@ -15,6 +14,7 @@ from agents.train_config import (  # noqa: E402
     env_kwargs_of,
     eval_level_list,
 )
+from agents.training.train import train  # noqa: E402
 
 # one box in a 5x5 room inside the walls (smaller rooms: the generator often finds no level
 # needing its default of 4 pushes); held-out levels come from a seed training never uses

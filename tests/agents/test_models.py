@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.models import load_agent, load_model, read_meta  # noqa: E402
+from agents.playing.models import load_agent, load_model, read_meta  # noqa: E402
 from soko_gym.levels import load_levels  # noqa: E402
 
 LEVELS = "microban:1-3"  # the tiny_agent fixture's levels (conftest.py)
@@ -39,7 +39,7 @@ def test_load_agent__not_a_model(tmp_path):
 def test_load_model__metadata_from_the_sidecar_else_from_the_zip(tiny_agent, tmp_path):
     from sb3_contrib import MaskablePPO
 
-    from agents.train import save_model
+    from agents.playing.models import save_model
 
     model, meta = load_model(tiny_agent)
     assert isinstance(model, MaskablePPO) and meta == {"env_id": "Sokoban-Push-v0"}

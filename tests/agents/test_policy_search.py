@@ -8,8 +8,8 @@ from planners import SearchLimits
 
 pytest.importorskip("sb3_contrib")
 
-from agents.models import load_model  # noqa: E402
-from agents.policy_search import model_policy, push_frame, solve_with_model  # noqa: E402
+from agents.playing.models import load_model  # noqa: E402
+from agents.playing.policy_search import model_policy, push_frame, solve_with_model  # noqa: E402
 
 
 def test_model_policy__probabilities_over_the_legal_actions_only(tiny_agent):

@@ -37,7 +37,7 @@ def _greedy(agent, obs, mask=None):
 def test_a_new_board_gets_the_greedy_action_and_a_repeated_one_an_untried_one(name):
     """On a board not met before the rule plays the policy's own greedy action; met again, the
     next most likely one it has not taken there, in the policy's order; a new episode forgets."""
-    from agents.repeat import RepeatAware
+    from agents.playing.repeat import RepeatAware
 
     agent, env, obs, mask = _agent_obs(name)
     masked = name == "boxoban-push"
@@ -62,7 +62,7 @@ def test_a_new_board_gets_the_greedy_action_and_a_repeated_one_an_untried_one(na
 def test_sampling_on_a_repeated_board_keeps_to_the_mask_and_its_seed():
     """Once every legal push was tried from a board, or with the "sample" rule, the action is
     drawn from the policy, legal, and the same for the same seed; per batch slot memories."""
-    from agents.repeat import RepeatAware
+    from agents.playing.repeat import RepeatAware
 
     agent, env, obs, mask = _agent_obs("boxoban-push")
     only = np.zeros_like(mask)
@@ -99,7 +99,7 @@ def test_sampling_on_a_repeated_board_keeps_to_the_mask_and_its_seed():
 
 
 def test_bad_rules_temperatures_and_models_are_refused():
-    from agents.repeat import RepeatAware
+    from agents.playing.repeat import RepeatAware
 
     agent, *_ = _agent_obs("boxoban-move")
     with pytest.raises(ValueError, match="rule must be one of"):
@@ -112,8 +112,8 @@ def test_bad_rules_temperatures_and_models_are_refused():
 
 def test_symmetry_averaged_agents_take_the_rule_too():
     import agents
-    from agents.repeat import RepeatAware
-    from agents.symmetry import SymmetryAveraged
+    from agents.playing.repeat import RepeatAware
+    from agents.playing.symmetry import SymmetryAveraged
 
     agent = agents.pretrained("boxoban-move", symmetric=True, on_repeat="untried")
     assert isinstance(agent.model, RepeatAware)
@@ -133,7 +133,7 @@ class _Recorder:
 
 
 def test_evaluate_passes_the_state_back_and_flags_each_episode_start():
-    from agents.evaluation import evaluate
+    from agents.playing.evaluation import evaluate
 
     levels = [soko_gym.Level.from_xsb("#####\n#@$.#\n#####")] * 3
     venv = soko_gym.make_vec("Sokoban-Move-v0", 3, levels=levels, max_episode_steps=4)
@@ -151,7 +151,7 @@ def test_the_rule_solves_a_test_level_the_greedy_agent_loses_in_a_cycle(rule):
     few steps and walks that cycle for its 120 steps; with the rule it leaves the cycle and
     solves the level (the LURD verified by the engine)."""
     import agents
-    from agents.repeat import RepeatAware
+    from agents.playing.repeat import RepeatAware
     from soko_gym.levels import load_levels, verify
 
     agent = agents.pretrained("boxoban-move")
@@ -208,8 +208,8 @@ def test_sampled_play_through_evaluate_repeats_with_the_same_seed():
     from one generator for all slots: with the env's resets seeded, the same seed gives the
     same recorded episodes (unseeded, the figures moved by about a point between runs)."""
     import agents
-    from agents.evaluation import evaluate
-    from agents.repeat import RepeatAware
+    from agents.playing.evaluation import evaluate
+    from agents.playing.repeat import RepeatAware
     from soko_gym.levels import load_levels
 
     agent = agents.pretrained("boxoban-move")

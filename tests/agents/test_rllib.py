@@ -1,4 +1,4 @@
-"""RLlib PPO with masks (``agents.rllib``, ``soko train --algo rllib-ppo``) on a local Ray."""
+"""RLlib PPO with masks (``agents.rllib.ppo``, ``soko train --algo rllib-ppo``) on a local Ray."""
 
 import json
 
@@ -10,11 +10,12 @@ pytest.importorskip("sb3_contrib")
 
 import ray  # noqa: E402
 
-from agents import rllib, rllib_env  # noqa: E402
 from agents.benchmark import BenchConfig, run_benchmark  # noqa: E402
-from agents.models import load_agent  # noqa: E402
-from agents.train import config_from_args, train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.playing.models import load_agent  # noqa: E402
+from agents.rllib import env as rllib_env  # noqa: E402
+from agents.rllib import ppo as rllib  # noqa: E402
+from agents.training.cli import config_from_args  # noqa: E402
+from agents.training.config import (  # noqa: E402
     EnvConfig,
     NetworkConfig,
     PPOConfig,
@@ -23,6 +24,7 @@ from agents.train_config import (  # noqa: E402
     check_config,
     env_kwargs_of,
 )
+from agents.training.train import train  # noqa: E402
 from soko_gym.cli import build_parser  # noqa: E402
 
 # one box, one legal push at a time: every masked policy solves it in two pushes
@@ -114,6 +116,19 @@ def test_masked_policy__picks_only_legal_actions_even_untrained():
         single, _ = policy.predict(obs["observations"][0], True, action_masks=masks[0])
         assert single.shape == () and masks[0][single]
     env.close()
+
+
+def test_masked_board_module__the_class_path_older_checkpoints_pickled_still_loads():
+    import pickle
+
+    import agents.rllib
+
+    assert agents.rllib.MaskedBoardModule is rllib.MaskedBoardModule
+    # checkpoints saved when the class lived in the module agents.rllib name it there
+    old = pickle.dumps(rllib.MaskedBoardModule, protocol=0).replace(
+        b"agents.rllib.ppo", b"agents.rllib"
+    )
+    assert b"agents.rllib\n" in old and pickle.loads(old) is rllib.MaskedBoardModule
 
 
 def test_soko_train__rllib_flags_fill_the_rllib_section():

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import soko_gym  # noqa: F401  (registers the envs)
-from agents.symmetry import action_kind, symmetries
+from agents.playing.symmetry import action_kind, symmetries
 
 # 7 x 7 with walls, asymmetric, so every symmetry gives another level
 LEVEL = """\
@@ -65,7 +65,7 @@ def test_rectangular_frames_have_four_symmetries_and_bad_spaces_are_refused():
 
 def test_torch_minibatch_augmentation_agrees_with_numpy():
     torch = pytest.importorskip("torch")
-    from agents.symmetry import Symmetries
+    from agents.playing.symmetry import Symmetries
 
     env, obs, mask = observe("Sokoban-Push-v0", LEVEL)
     n = env.action_space.n
@@ -107,7 +107,7 @@ def test_symmetry_averaged_policy_answers_a_turned_board_as_the_board(name):
     log-probabilities are the board's, moved by the symmetry's action map (a wrong map, or a
     view mapped back the wrong way, breaks this)."""
     pytest.importorskip("sb3_contrib")
-    from agents.symmetry import SymmetryAveraged
+    from agents.playing.symmetry import SymmetryAveraged
 
     agent, env, obs, mask = _pretrained_obs(name, LEVEL)
     n = env.action_space.n
@@ -127,7 +127,7 @@ def test_symmetry_averaged_policy_keeps_to_the_mask_and_plays_the_env():
     Push agent solves a small level in the env."""
     pytest.importorskip("sb3_contrib")
     import agents
-    from agents.symmetry import SymmetryAveraged, symmetry_averaged
+    from agents.playing.symmetry import SymmetryAveraged, symmetry_averaged
 
     agent, env, obs, mask = _pretrained_obs("boxoban-push", LEVEL)
     wrapped = symmetry_averaged(agent)
@@ -155,7 +155,7 @@ def test_symmetry_averaged_policy_keeps_to_the_mask_and_plays_the_env():
 
 def test_symmetry_averaging_refuses_a_model_without_a_categorical_policy():
     pytest.importorskip("torch")
-    from agents.symmetry import SymmetryAveraged
+    from agents.playing.symmetry import SymmetryAveraged
 
     with pytest.raises(ValueError, match="actor-critic"):
         SymmetryAveraged(object())

@@ -10,12 +10,11 @@ pytest.importorskip("sb3_contrib")
 
 import torch  # noqa: E402
 
-from agents import train as train_mod  # noqa: E402
-from agents.bc import BCData, accuracy, behaviour_clone, load_bc_data  # noqa: E402
-from agents.evaluation import evaluate, make_eval_env  # noqa: E402
-from agents.models import load_model  # noqa: E402
-from agents.train import plot_learning_curve, require_rl, train  # noqa: E402
-from agents.train_config import (  # noqa: E402
+from agents.playing.evaluation import evaluate, make_eval_env  # noqa: E402
+from agents.playing.models import load_model  # noqa: E402
+from agents.training import train as train_mod  # noqa: E402
+from agents.training.bc import BCData, accuracy, behaviour_clone, load_bc_data  # noqa: E402
+from agents.training.config import (  # noqa: E402
     BCConfig,
     EnvConfig,
     NetworkConfig,
@@ -26,6 +25,7 @@ from agents.train_config import (  # noqa: E402
     frame_size,
     parse_reward,
 )
+from agents.training.train import plot_learning_curve, require_rl, train  # noqa: E402
 from soko_gym.cli import main as soko_main  # noqa: E402
 from tests.agents.conftest import collect_tiny  # noqa: E402
 
@@ -164,7 +164,7 @@ def test_train__bad_settings_are_named(tmp_path):
 def test_env_kwargs__deadlock_search_reaches_the_env_and_the_sidecar():
     import gymnasium as gym
 
-    from agents.train_config import env_args, env_kwargs_of
+    from agents.training.config import env_args, env_kwargs_of
 
     kwargs = env_kwargs_of(EnvConfig(levels=GEN, deadlock_search=64), (7, 7))
     assert kwargs["deadlock_search"] == 64  # the saved model's sidecar holds it
@@ -341,7 +341,7 @@ def test_train__maskable_ppo_learns_small_generated_levels(tmp_path, request):
 def test_train_flags__generated_from_the_config_dataclasses():
     from dataclasses import asdict, fields
 
-    from agents.train import _SECTIONS, config_from_args
+    from agents.training.cli import _SECTIONS, config_from_args
     from soko_gym.cli import build_parser
 
     parser = build_parser()

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import soko_gym
-from agents import trajectories
-from agents.datasets import Unsolved, load_dataset, replay_episode
-from agents.trajectories import collect_dataset
+from agents.expert import episodes as trajectories
+from agents.expert.collect import collect_dataset
+from agents.expert.datasets import Unsolved, load_dataset, replay_episode
 from soko_gym.cli import main as soko
 from soko_gym.execution import Backend
 from tests.agents.conftest import DEAD_WALL

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 import agents  # noqa: E402
-from agents import zoo  # noqa: E402
+from agents.playing import zoo  # noqa: E402
 from soko_gym.cli import main  # noqa: E402
 
 SHIPPED = zoo.available()

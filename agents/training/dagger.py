@@ -3,14 +3,14 @@
 Each iteration rolls out the current policy in the training vector env, executing the
 expert's action instead with probability ``beta_i = beta0 * decay**i``, labels the states it
 visited with the planner's action (a fresh plan from the position rebuilt from the observation
-planes, as ``agents.expert`` reads it), adds them to every earlier iteration's samples and
-clones the aggregate into the policy again (``agents.bc.behaviour_clone``, warm-started).
+planes, as ``agents.expert.policy`` reads it), adds them to every earlier iteration's samples and
+clones the aggregate into the policy again (``agents.training.bc.behaviour_clone``, warm-started).
 With ranked labels (``DaggerConfig.targets="ranked"``, Push env) a position is labelled with
-every legal push's cost to go instead (``rank_observation``, one plan per push) and cloned
-toward a distribution over the pushes (``ranked_targets``): the policy learns which pushes
-lose the level, not only which one the expert took.
+every legal push's cost to go instead (``agents.training.labels``, one plan per push) and
+cloned toward a distribution over the pushes: the policy learns which pushes lose the level,
+not only which one the expert took.
 Iteration 0 clones a ``soko collect`` dataset when ``bc.dataset`` is set, else rolls out the
-expert (``beta_0``, 1 by default). Positions are deduplicated by ``PlannerPolicy.key`` before
+expert (``beta_0``, 1 by default). Positions are deduplicated by ``Position.key`` before
 labelling, and a position labelled once is never sent to the planner again. A position the
 planner proves unsolvable ("dead") or does not solve within its time limit ("failed") gets
 no label; both are counted. Labels run through ``soko_gym.execution`` (in this process,
@@ -21,9 +21,10 @@ Each iteration writes a row of ``dagger.csv`` and an evaluation row (phase "dagg
 position the rollouts labelled so far (``save_samples``), since labels cost planner time and
 an iteration's policy is only as good as the aggregate it was cloned from. A later run takes
 them back (``DaggerConfig.samples``, ``--dagger-samples``): they join its aggregate before
-iteration 0 and are never labelled again. ``agents.train`` runs the loop, saves a checkpoint
-after each iteration (``checkpoints/model_dagger_<i>.zip``, unless ``checkpoint_every`` is 0),
-saves the model and fine-tunes it with RL afterwards when ``bc.finetune_steps`` is set.
+iteration 0 and are never labelled again. ``agents.training.train`` runs the loop, saves a
+checkpoint after each iteration (``checkpoints/model_dagger_<i>.zip``, unless
+``checkpoint_every`` is 0), saves the model and fine-tunes it with RL afterwards when
+``bc.finetune_steps`` is set.
 """
 
 from __future__ import annotations
@@ -34,17 +35,17 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.bc import BCData, accuracy, behaviour_clone
-from agents.evaluation import act
-from agents.expert import PlannerPolicy, PositionKey, plan_actions, read_position
-from agents.train_config import DaggerConfig, TrainConfig
-from soko_gym.execution import Backend, connect_ray, run_ordered
+from agents.expert.policy import PlannerPolicy, PositionKey, action_space_of, read_position
+from agents.playing.act import act
+from agents.training.bc import BCData, accuracy, behaviour_clone
+from agents.training.config import DaggerConfig, TrainConfig
+from agents.training.labels import Labeller, ranked_targets
+from soko_gym.execution import connect_ray
 
 DAGGER_COLUMNS = (
     "iteration",
@@ -63,170 +64,8 @@ DAGGER_COLUMNS = (
 )
 ROLLOUT_STEP_FACTOR = 20  # env steps of a rollout at most, per state of the label budget
 ACCURACY_SAMPLES = 20_000  # training accuracy on a random sample, not every sample (minutes)
-ENV_ACTION_SPACES = {"Sokoban-Push": "push", "Sokoban-Macro": "macro", "Sokoban-Move": "move"}
 SAMPLES_FILE = "dagger_samples.npz"  # the run's labelled rollout positions (``save_samples``)
 SAMPLES_FORMAT = "soko-gym dagger samples 1"
-
-# a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
-# within the limit)
-Label = tuple[str, int]
-# a ranked label: the same and every push's cost (``rank_observation``)
-RankedLabel = tuple[str, int, np.ndarray]
-
-
-def action_space_of(env_id: str) -> str:
-    """The ``PlannerPolicy`` action space of a soko-gym env id."""
-    for prefix, space in ENV_ACTION_SPACES.items():
-        if env_id.startswith(prefix):
-            return space
-    raise ValueError(f"env_id must be a soko-gym env id, got {env_id!r}")
-
-
-def label_observation(
-    planes: np.ndarray,
-    planner: str = "astar",
-    max_seconds: float = 5.0,
-    action_space: str = "push",
-) -> Label:
-    """The expert's label of one observation: the first action of a fresh plan from it.
-
-    The position is rebuilt from ``planes`` (``agents.expert.read_position``), solved by
-    ``planners.solve`` and the solution's first action is given in ``action_space``'s encoding
-    (``agents.expert.plan_actions``), what ``PlannerPolicy`` plays from that position when it
-    has no plan through it yet.
-
-    Returns:
-        ("ok", action), ("dead", -1) when the planner proves the position unsolvable, or
-        ("failed", -1) when it does not solve it within ``max_seconds`` (or it is solved).
-    """
-    import planners
-
-    position = read_position(np.asarray(planes))
-    if position.solved:
-        return ("failed", -1)
-    limits = planners.SearchLimits(max_seconds=float(max_seconds))
-    result = planners.solve(position.to_level(), planner, limits)
-    if result.solved:
-        steps = plan_actions(position, result.lurd, action_space)
-        if steps:
-            return ("ok", int(steps[0][1]))
-    return ("dead" if result.status == "unsolvable" else "failed", -1)
-
-
-def rank_observation(
-    payload: tuple[np.ndarray, np.ndarray],
-    planner: str = "astar",
-    max_seconds: float = 5.0,
-) -> RankedLabel:
-    """A Push-env observation's pushes ranked by the planner (``DaggerConfig.targets="ranked"``).
-
-    Every legal push of ``payload = (planes, action_mask)`` is applied to the rebuilt position
-    and the position after it is solved: its cost is 1 + the pushes of that solution
-    (push-optimal with A*), ``inf`` when the planner proves the level unsolvable after it,
-    ``nan`` when it is illegal or the planner runs out of time.
-
-    Returns:
-        ("ok", a cheapest push, costs float32[n_actions]) when some push has a cost, else
-        ("dead", -1, costs) when every legal push loses the level, else ("failed", -1, costs).
-    """
-    import planners
-
-    planes, mask = payload
-    position = read_position(np.asarray(planes))
-    costs = np.full(len(mask), np.nan, dtype=np.float32)
-    limits = planners.SearchLimits(max_seconds=float(max_seconds))
-    for action in np.flatnonzero(mask).tolist():
-        child = position.after_push(action)
-        if child.solved:
-            costs[action] = 1.0
-            continue
-        result = planners.solve(child.to_level(), planner, limits)
-        if result.solved:
-            costs[action] = 1.0 + sum(c.isupper() for c in result.lurd)
-        elif result.status == "unsolvable":
-            costs[action] = np.inf
-    finite = np.isfinite(costs)
-    if finite.any():
-        return ("ok", int(np.argmin(np.where(finite, costs, np.inf))), costs)
-    legal = np.asarray(mask, dtype=bool)
-    return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
-
-
-def ranked_targets(costs: np.ndarray, temperature: float) -> np.ndarray:
-    """Soft labels float32[N, n_actions] from push costs: ``exp(-(cost - best) / temperature)``.
-
-    Each row sums to 1 over its pushes with a finite cost; the others (losing, unknown or
-    illegal) get 0. Every row needs at least one finite cost.
-    """
-    costs = np.asarray(costs, dtype=np.float64)
-    finite = np.isfinite(costs)
-    if not finite.any(axis=1).all():
-        raise ValueError("every row of costs needs a push with a finite cost")
-    best = np.where(finite, costs, np.inf).min(axis=1, keepdims=True)
-    weights = np.where(finite, np.exp(-(np.where(finite, costs, 0.0) - best) / temperature), 0.0)
-    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
-
-
-class Labeller:
-    """Labels observations with the planner, once per position (``PlannerPolicy.key``).
-
-    Args:
-        dagger: the planner, its time limit and the backend's jobs.
-        action_space: "push", "macro" or "move".
-        ray: None (no Ray), "local", "auto" or a cluster address (``soko_gym.execution``);
-            with "local", ``dagger.jobs`` above 1 sets the local Ray's CPUs (1: every CPU).
-    """
-
-    def __init__(self, dagger: DaggerConfig, action_space: str, ray: str | None = None) -> None:
-        self.keyer = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
-        self.ranked = dagger.targets == "ranked"
-        if self.ranked and action_space != "push":
-            raise ValueError(
-                f"ranked labels rank pushes: the action space must be 'push', got {action_space!r}"
-            )
-        self.fn: Callable[[Any], Any] = (
-            partial(rank_observation, planner=dagger.planner, max_seconds=dagger.time_limit)
-            if self.ranked
-            else partial(
-                label_observation,
-                planner=dagger.planner,
-                max_seconds=dagger.time_limit,
-                action_space=action_space,
-            )
-        )
-        jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
-        self.backend = Backend(jobs=jobs, ray=ray)
-        self.cache: dict[PositionKey, Any] = {}
-        self.seconds = 0.0
-
-    def key(self, planes: np.ndarray) -> PositionKey:
-        """The position key of one observation."""
-        return self.keyer.key(read_position(planes))
-
-    def label(self, observations: np.ndarray, masks: np.ndarray | None = None) -> list[Any]:
-        """A label per observation; positions not in the cache are planned (in parallel).
-
-        Ranked labels (``RankedLabel``) need each observation's action mask, ``masks``.
-        """
-        keys = [self.key(o) for o in observations]
-        if self.ranked and (masks is None or len(masks) != len(observations)):
-            raise ValueError("ranked labels need one action mask per observation")
-        todo: dict[PositionKey, int] = {}
-        for i, k in enumerate(keys):
-            if k not in self.cache and k not in todo:
-                todo[k] = i
-        if todo:
-            start = time.perf_counter()
-            rows = list(todo.values())
-            payloads: list[Any] = (
-                [(observations[i], masks[i]) for i in rows]
-                if self.ranked and masks is not None  # masks checked above
-                else [observations[i] for i in rows]
-            )
-            labels = run_ordered(self.fn, payloads, self.backend)
-            self.seconds += time.perf_counter() - start
-            self.cache.update(zip(todo, labels, strict=True))
-        return [self.cache[k] for k in keys]
 
 
 @dataclass
@@ -503,7 +342,7 @@ def run_dagger(
 
     Args:
         config: the run (``dagger`` and ``bc`` sections, ``steps``, ``seed``, the env id).
-        model: an SB3 MaskablePPO or PPO model (``agents.train.build_model``).
+        model: an SB3 MaskablePPO or PPO model (``agents.training.train.build_model``).
         env: the training vector env (SB3 ``VecEnv`` with ``action_masks``).
         initial: iteration 0's samples (a ``soko collect`` dataset), or None to roll out the
             expert in iteration 0.

@@ -4,7 +4,7 @@ RLlib's action masking reads a Dict observation ``{"action_mask": ..., "observat
 ``make_runner_env`` builds soko-gym's native vector env (N envs per numba call; the sources of
 an ``a+b`` mix side by side in a ``MixedVectorEnv``) inside ``ActionMaskObservations``, which
 gives that layout. ``check_runner_envs`` proves that every runner of an algorithm steps one of
-these. Only gymnasium and numpy: no Ray or torch import here (``agents.rllib`` has those).
+these. Only gymnasium and numpy: no Ray or torch import here (``agents.rllib.ppo`` has those).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from agents.train_config import TrainConfig, env_args
+from agents.training.config import TrainConfig, env_args
 from soko_gym.levels.spec import split_sources
 
 MASK_KEY = "action_mask"
 OBS_KEY = "observations"
 KEPT_INFO = ("solved", "pushes")  # RLlib stores every info of every step: keep these only
-SOURCE_SEED_STRIDE = 7919  # as agents.train_env: part i of a mix is seeded seed + i * this
+SOURCE_SEED_STRIDE = 7919  # as agents.training.env: part i of a mix is seeded seed + i * this
 
 
 class MixedVectorEnv(VectorEnv):
@@ -154,7 +154,7 @@ def make_runner_env(env_config: dict[str, Any]) -> ActionMaskObservations:
 
     ``env_config`` is ``runner_env_config`` output plus RLlib's ``num_envs``; with several
     sources (``a+b``) the envs are split as evenly as possible, the first sources getting the
-    remainder, as in ``agents.train_env``.
+    remainder, as in ``agents.training.env``.
     """
     from soko_gym.envs.vector import make_vec
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import masked_log_probs, policy_log_probs, sample_action, uses_masks
+from agents.playing.act import masked_log_probs, policy_log_probs, sample_action, uses_masks
 from soko_gym.engine.constants import DIRECTION_DELTAS, N_DIRECTIONS
 
 
@@ -229,7 +229,7 @@ class SymmetryAveraged:
 
 
 def symmetry_averaged(agent: Any) -> Any:
-    """A copy of a loaded agent (``agents.models.LoadedAgent``) that plays ``SymmetryAveraged``.
+    """A copy of a loaded agent (``agents.playing.models.LoadedAgent``): ``SymmetryAveraged``.
 
     Raises:
         ValueError: as ``SymmetryAveraged``.

@@ -1,9 +1,9 @@
 """Expert datasets: the episode records and their npz and Minari files, written and read back.
 
-``agents.trajectories`` produces the episodes; this module writes them (``write_npz`` from
-memory, ``write_minari`` from any iterable of episodes; ``agents.shards`` merges a collection's
-shard files into either), reads them back (``load_dataset``) and replays one to check it
-(``replay_episode``).
+``agents.expert.episodes`` produces the episodes; this module writes them (``write_npz`` from
+memory, ``write_minari`` from any iterable of episodes; ``agents.expert.shards`` merges a
+collection's shard files into either), reads them back (``load_dataset``) and replays one to
+check it (``replay_episode``).
 
 npz layout (one compressed npz file, a zip of ``.npy`` arrays, no extra dependency;
 ``load_dataset`` reads it). Episodes are in level order.
@@ -213,7 +213,7 @@ def write_npz(
     """Write episodes held in memory to one npz file (layout in the module docstring).
 
     The file is written next to its final name and renamed, so it is never half-written.
-    ``agents.shards.merge_npz`` writes the same layout from shard files, for any size.
+    ``agents.expert.shards.merge_npz`` writes the same layout from shard files, for any size.
     """
     path = Path(path)
     arrays = {**episode_arrays(episodes, unsolved), "meta": meta_array(meta)}

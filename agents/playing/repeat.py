@@ -16,7 +16,7 @@ Elsewhere it plays the policy's most likely action, as SB3's ``deterministic=Tru
 memory is the SB3 recurrent ``state``: ``predict`` returns it and takes it back with
 ``episode_start`` flags, as ``stable_baselines3.common.evaluation.evaluate_policy`` and this
 project's harnesses pass them; a call without ``state`` starts with an empty memory. Works
-for SB3 actor-critic models (PPO, MaskablePPO) and ``agents.symmetry.SymmetryAveraged``;
+for SB3 actor-critic models (PPO, MaskablePPO) and ``agents.playing.symmetry.SymmetryAveraged``;
 masked actions are never chosen. Needs torch (the ``rl`` extra).
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import masked_log_probs, policy_log_probs, sample_action, uses_masks
+from agents.playing.act import masked_log_probs, policy_log_probs, sample_action, uses_masks
 
 RULES = ("sample", "untried")
 
@@ -140,7 +140,7 @@ class RepeatAware:
 
 
 def repeat_aware(agent: Any, rule: str = "sample", seed: int | None = 0) -> Any:
-    """A copy of a loaded agent (``agents.models.LoadedAgent``) that plays ``RepeatAware``.
+    """A copy of a loaded agent (``agents.playing.models.LoadedAgent``) that plays ``RepeatAware``.
 
     Raises:
         ValueError: as ``RepeatAware``.

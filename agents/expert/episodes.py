@@ -1,4 +1,4 @@
-"""Expert trajectories: planner solutions played in a soko-gym env, collected as datasets.
+"""Expert episodes: each level solved by a planner and the solution played in a soko-gym env.
 
 Each level is solved with ``planners.solve`` and the solution is played in the env by a
 ``PlannerPolicy`` seeded with it (which replans if the env leaves the plan, as a macro move may),
@@ -10,13 +10,9 @@ The levels run through ``soko_gym.execution`` (this process, ``jobs`` local proc
 a task carries the level itself (a ``Level``, pickled as its rows), or for generated levels only
 its index: level ``k`` of seed ``s`` is generated inside the task from its own generator seeded
 ``(s, k)``, so the driver does no generation (it would bound the throughput of a few workers
-on small levels) and a resumed collection makes the same levels. Results stream back in
-completion order; ``collect_dataset`` writes them to shards and merges those into one dataset
-(``agents.shards``).
-
-The episode records and their npz and Minari files (layout, writers, ``load_dataset``,
-``replay_episode``) are in ``agents.datasets``; the names are importable from here as well.
-``soko collect`` is ``agents.collect_cli``.
+on small levels) and a resumed collection makes the same levels. ``collect_episodes`` streams
+the episodes back in completion order; ``agents.expert.collect`` writes them into one dataset.
+The episode records are ``agents.expert.datasets``'.
 """
 
 from __future__ import annotations
@@ -24,88 +20,20 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.datasets import (
-    FORMATS,
-    MINARI_HINT,
-    NPZ_FORMAT_VERSION,
-    CollectResult,
-    Dataset,
-    Episode,
-    Unsolved,
-    import_minari,
-    load_dataset,
-    load_minari,
-    load_npz,
-    make_env,
-    replay_episode,
-    write_minari,
-    write_npz,
-)
-from agents.expert import PlannerPolicy
-from agents.shards import (
-    ShardIndex,
-    ShardWriter,
-    merge_minari,
-    merge_npz,
-    open_shards,
-    remove_shards,
-    shard_folder,
-)
+from agents.expert.datasets import CollectResult, Episode, Unsolved, make_env
+from agents.expert.policy import PlannerPolicy, action_space_of
 from soko_gym.execution import Backend, Progress, run
 from soko_gym.levels import Level
 
-__all__ = [
-    "FORMATS",
-    "MINARI_HINT",
-    "NPZ_FORMAT_VERSION",
-    "Backend",
-    "CollectResult",
-    "Dataset",
-    "Episode",
-    "EpisodeStream",
-    "Unsolved",
-    "action_space_of",
-    "collect_dataset",
-    "collect_episodes",
-    "generated_level",
-    "import_minari",
-    "load_dataset",
-    "load_minari",
-    "load_npz",
-    "replay_episode",
-    "report",
-    "rollout_level",
-    "write_minari",
-    "write_npz",
-]
 
-ENV_ACTION_SPACES = {"Push": "push", "Macro": "macro", "Move": "move"}
-
-
-# -- levels and envs -------------------------------------------------------------------------
-
-
-def action_space_of(env_id: str) -> str:
-    """The ``PlannerPolicy`` action space of a soko-gym env id ("Sokoban-Push-v0" -> "push").
-
-    Raises:
-        ValueError: naming ``env_id`` when it is not a soko-gym env.
-    """
-    import soko_gym
-
-    if env_id not in soko_gym.ENV_IDS:
-        raise ValueError(f"env_id must be one of {sorted(soko_gym.ENV_IDS)}, got {env_id!r}")
-    return ENV_ACTION_SPACES[env_id.split("-")[1]]
-
-
-def _check_positive(name: str, value: Any, allow_none: bool = True) -> None:
+def check_positive(name: str, value: Any, allow_none: bool = True) -> None:
+    """A ValueError naming ``name`` unless ``value`` is a positive number (or None)."""
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
@@ -145,7 +73,7 @@ class _Job:
 
 
 @dataclass
-class _Plan:
+class CollectPlan:
     """A validated collection: its tasks' shared part, its levels and the dataset's env args."""
 
     job: _Job
@@ -171,7 +99,7 @@ class _Plan:
         if self.levels is not None:
             text = "\n;;\n".join(level.to_xsb() for level in self.levels)
             digest = hashlib.sha256(text.encode()).hexdigest()
-        return _jsonable(
+        return jsonable(
             {
                 "env_id": self.job.env_id,
                 "planner": self.job.planner,
@@ -184,7 +112,7 @@ class _Plan:
         )
 
 
-def _plan(
+def plan_collection(
     env_id: str,
     levels: Any,
     planner: str,
@@ -194,7 +122,7 @@ def _plan(
     seed: int,
     generator_kwargs: dict[str, Any] | None,
     env_kwargs: dict[str, Any] | None,
-) -> _Plan:
+) -> CollectPlan:
     """Validate a collection's arguments and resolve its levels (ValueError naming them)."""
     import planners
     from soko_gym.levels.spec import generated_source
@@ -204,7 +132,7 @@ def _plan(
         raise ValueError(f"planner must be one of {planners.available()}, got {planner!r}")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be an int >= 1 or None, got {limit!r}")
-    _check_positive("time_limit", time_limit)
+    check_positive("time_limit", time_limit)
     _check_seed(seed)
     env_kwargs = dict(env_kwargs or {})
     for reserved in ("levels", "generator_kwargs"):
@@ -240,10 +168,10 @@ def _plan(
     if recorded == "generated":
         spec_kwargs["generator_kwargs"] = gen_kwargs
     job = _Job(env_id, env_kwargs, planner, time_limit, seed, gen_kwargs if fixed is None else None)
-    return _Plan(job, fixed, n_levels, spec_kwargs)
+    return CollectPlan(job, fixed, n_levels, spec_kwargs)
 
 
-def _backend(backend: Backend | None, jobs: int | None) -> Backend:
+def resolve_backend(backend: Backend | None, jobs: int | None) -> Backend:
     """The backend of ``backend=`` or its shorthand ``jobs=`` (ValueError naming a bad one)."""
     if jobs is not None:
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -256,9 +184,6 @@ def _backend(backend: Backend | None, jobs: int | None) -> Backend:
     if not isinstance(backend, Backend):
         raise ValueError(f"backend must be a soko_gym.execution.Backend, got {backend!r}")
     return backend
-
-
-# -- one level -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -337,7 +262,7 @@ class EpisodeStream:
     """
 
     def __init__(
-        self, plan: _Plan, backend: Backend, skip: set[int], progress: bool = True
+        self, plan: CollectPlan, backend: Backend, skip: set[int], progress: bool = True
     ) -> None:
         self.plan = plan
         self.spec_kwargs = plan.spec_kwargs
@@ -422,7 +347,7 @@ def collect_episodes(
     Raises:
         ValueError: naming the bad argument.
     """
-    plan = _plan(
+    plan = plan_collection(
         env_id,
         levels,
         planner,
@@ -432,181 +357,13 @@ def collect_episodes(
         generator_kwargs=generator_kwargs,
         env_kwargs=env_kwargs,
     )
-    return EpisodeStream(plan, _backend(backend, jobs), set(skip or ()), progress)
+    return EpisodeStream(plan, resolve_backend(backend, jobs), set(skip or ()), progress)
 
 
-# -- the whole collection --------------------------------------------------------------------
-
-
-def collect_dataset(
-    env_id: str,
-    levels: Any,
-    planner: str = "astar",
-    out: str | Path | None = None,
-    *,
-    format: str = "minari",
-    overwrite: bool = False,
-    resume: bool = False,
-    **options: Any,
-) -> CollectResult:
-    """Collect expert episodes (``collect_episodes``) into one Minari dataset or npz file.
-
-    Episodes are written to shard files as they arrive (``agents.shards``: ``OUT.npz.shards/``
-    beside an npz, ``.soko-shards/ID/`` under the Minari root) and merged into the dataset at
-    the end without holding it in memory; the shard folder is then removed. Ctrl-C merges the
-    levels done so far into the dataset and keeps the shards, so ``resume=True`` goes on.
-
-    Args:
-        env_id: the soko-gym env id.
-        levels: a level source or "generated[:WxH][:N]".
-        planner: registry name of the planner.
-        out: the Minari dataset id, or the npz path (".npz" is appended when missing); None
-            to write nothing (the result counts the episodes).
-        format: "minari" (``data`` extra) or "npz".
-        overwrite: replace an existing dataset and shard folder (otherwise a ValueError).
-        resume: go on from the shard folder of a stopped collection with the same arguments:
-            the levels it holds are not run again (those whose task failed are).
-        **options: the keyword arguments of ``collect_episodes`` (``backend``, ``jobs``,
-            ``limit``, ``seed`` ...).
-
-    Raises:
-        ValueError: naming the bad argument; ImportError naming the extra for Minari.
-    """
-    if format not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
-    if resume and overwrite:
-        raise ValueError("--resume and --overwrite exclude each other")
-    if resume and out is None:
-        raise ValueError("resume needs out (the dataset whose shards to go on from)")
-    stream_options = {k: v for k, v in options.items() if k not in ("backend", "jobs")}
-    stream_options.setdefault("progress", True)
-    progress = stream_options.pop("progress")
-    plan = _plan(env_id, levels, planner, **_plan_options(stream_options))
-    backend = _backend(options.get("backend"), options.get("jobs"))
-    if out is None:
-        stream = EpisodeStream(plan, backend, set(), progress)
-        _drain(stream, None)
-        return stream.result
-    out, folder = _prepare_output(out, format, levels, plan, overwrite, resume)
-    done = ShardIndex.read(folder).done if resume else set()
-    stream = EpisodeStream(plan, backend, done, progress)
-    _drain(stream, ShardWriter(folder))
-    result = stream.result
-    index = ShardIndex.read(folder)
-    result.n_episodes, result.n_steps, result.unsolved = (
-        index.n_episodes,
-        index.n_steps,
-        index.unsolved,
-    )
-    if format == "npz":
-        meta = {"env_id": env_id, "env_kwargs": plan.spec_kwargs, "planner": planner}
-        result.out = str(merge_npz(index, folder, out, _jsonable(meta)))
-    else:
-        result.out = merge_minari(
-            index,
-            str(out),
-            env_id,
-            plan.spec_kwargs,
-            planner=planner,
-            n_levels=plan.n_levels,
-            interrupted=result.interrupted,
-        )
-    result.format = format if result.out else None
-    if result.interrupted:
-        result.shards = str(folder)
-    else:
-        remove_shards(folder)
-    return result
-
-
-def _prepare_output(
-    out: str | Path, format: str, levels: Any, plan: _Plan, overwrite: bool, resume: bool
-) -> tuple[str | Path, Path]:
-    """Check the output and ready its shard folder: (the npz path or Minari id, the folder).
-
-    Raises:
-        ValueError: when the dataset or a shard folder exists without ``overwrite`` or
-            ``resume``, or ``resume`` finds nothing to go on from.
-    """
-    if format == "npz":
-        out = Path(out) if str(out).endswith(".npz") else Path(f"{out}.npz")
-        exists = out.exists()
-    else:
-        import_minari()
-        from minari.dataset.minari_dataset import parse_dataset_id
-        from minari.storage.datasets_root_dir import get_dataset_path
-
-        if not isinstance(levels, str):
-            raise ValueError(
-                "levels must be a source name or path for Minari datasets (the env spec is "
-                "saved as JSON); use format='npz' for Level objects"
-            )
-        parse_dataset_id(str(out))  # a malformed id: ValueError before any work
-        exists = Path(get_dataset_path(str(out))).exists()
-    folder = shard_folder(out, format)
-    if folder.exists() and not (overwrite or resume):
-        open_shards(folder, plan.manifest(), resume, overwrite)  # the ValueError naming --resume
-    if exists and not (overwrite or resume):
-        raise ValueError(f"{_name(out, format)} exists; pass --overwrite to replace it")
-    if exists and resume and not folder.exists():
-        raise ValueError(
-            f"--resume: {_name(out, format)} has no shard folder ({folder}): it was collected "
-            "to the end; pass --overwrite to collect it again"
-        )
-    open_shards(folder, plan.manifest(), resume, overwrite)
-    return out, folder
-
-
-def _drain(stream: EpisodeStream, writer: ShardWriter | None) -> None:
-    """Run the stream to its end (or Ctrl-C), handing each level to ``writer``."""
-    try:
-        for item in stream:
-            if writer is not None:
-                writer.add(item)
-    except KeyboardInterrupt:  # between two levels: the stream catches the others
-        stream.result.interrupted = True
-    finally:
-        stream.close()
-        if writer is not None:
-            writer.flush()
-
-
-def _plan_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``collect_episodes`` options for ``_plan`` (a TypeError for an unknown one, as a call)."""
-    allowed = ("limit", "time_limit", "seed", "generator_kwargs", "env_kwargs")
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise TypeError(f"collect_dataset() got unexpected keyword arguments {unknown}")
-    defaults = {"limit": None, "time_limit": 10.0, "seed": 0}
-    return {k: options.get(k, defaults.get(k)) for k in allowed}
-
-
-def _name(out: str | Path, format: str) -> str:
-    return str(out) if format == "npz" else f"Minari dataset {str(out)!r}"
-
-
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` with its tuples as lists, as JSON writes and reads it back."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value
-
-
-def report(result: CollectResult, out: Callable[[str], None] = print) -> None:
-    """Print the summary and every unsolved level."""
-    stop = " (interrupted: the dataset holds the levels done so far)" if result.interrupted else ""
-    out(f"{result.n_episodes}/{result.n_levels} levels collected in {result.seconds:.1f} s{stop}")
-    if result.resumed:
-        out(f"resumed: {result.resumed} levels were already in the shards")
-    if result.unsolved:
-        out(f"unsolved ({len(result.unsolved)}):")
-        for u in result.unsolved:
-            title = f" {u.title!r}" if u.title else ""
-            out(f"  level {u.level_index + 1}{title}: {u.status}")
-    if result.out:
-        out(f"written: {result.out}")
-    elif result.n_levels and not result.n_episodes:
-        out("nothing written: no episode was collected")
-    if result.shards:
-        out(f"shards kept in {result.shards}: --resume goes on from them")

@@ -1,4 +1,4 @@
-"""``soko collect``: the command line of ``agents.trajectories.collect_dataset``.
+"""``soko collect``: the command line of ``agents.expert.collect.collect_dataset``.
 
 Builds the subcommand's parser (``add_collect_parser``, registered by ``agents.cli``) and runs
 it (``run_collect``): exit code 0 when every level was collected, 1 when some are unsolved or
@@ -13,7 +13,7 @@ import argparse
 import json
 from typing import Any
 
-from agents.datasets import FORMATS
+from agents.expert.datasets import FORMATS
 from soko_gym.execution import Backend, add_backend_options
 
 
@@ -83,7 +83,8 @@ def summary(result: Any) -> dict[str, Any]:
 
 def run_collect(args: argparse.Namespace) -> int:
     """Run ``soko collect``; exit code 0 all collected, 1 some unsolved, 130 on Ctrl-C."""
-    from agents.trajectories import _check_positive, collect_dataset, report
+    from agents.expert.collect import collect_dataset, report
+    from agents.expert.episodes import check_positive
     from soko_gym.levels.spec import parse_source
 
     gen = {
@@ -95,7 +96,7 @@ def run_collect(args: argparse.Namespace) -> int:
         raise ValueError("--width, --height and --boxes are for --levels generated")
     env_kwargs = {}
     if args.max_episode_steps is not None:
-        _check_positive("--max-episode-steps", args.max_episode_steps)
+        check_positive("--max-episode-steps", args.max_episode_steps)
         env_kwargs["max_episode_steps"] = args.max_episode_steps
     if args.dead_plane:
         env_kwargs["dead_plane"] = True

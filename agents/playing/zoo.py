@@ -3,8 +3,9 @@
 Each agent is a folder under ``agents/pretrained_models/``: ``model.zip`` (an SB3 model saved
 by ``soko train``), its ``model.json`` sidecar (env id, env arguments, training command) and
 ``MODEL_CARD.md`` (data, command, training time, solve rates). Anywhere a model path is taken
-(``soko bench --agents``, ``agents.models.load_model``), ``pretrained:NAME`` names one of them,
-so an agent can be benchmarked against the planners without training anything.
+(``soko bench --agents``, ``agents.playing.models.load_model``), ``pretrained:NAME`` names one
+of them, so an agent can be benchmarked against the planners without training anything. The
+folder stays ``agents/pretrained_models/`` (the package data ``pyproject.toml`` ships).
 """
 
 from __future__ import annotations
@@ -56,16 +57,16 @@ def resolve(path: str | Path) -> Path:
 def pretrained(
     name: str, *, symmetric: bool = False, on_repeat: str | None = None, deadlock_search: int = 0
 ) -> Any:
-    """Load shipped agent ``name`` with the env it plays in (``agents.models.LoadedAgent``).
+    """Load shipped agent ``name`` with the env it plays in (``agents.playing.models.LoadedAgent``).
 
     Needs only the ``rl`` extra (stable-baselines3, sb3-contrib and torch).
 
     Args:
         name: a shipped agent (``available()``).
         symmetric: play through every symmetry of the board at once, the log-probabilities
-            averaged (``agents.symmetry.SymmetryAveraged``: 8 forward passes a step).
+            averaged (``agents.playing.symmetry.SymmetryAveraged``: 8 forward passes a step).
         on_repeat: on a board met before in the episode, "sample" from the policy or take
-            its most likely "untried" action (``agents.repeat.RepeatAware``); None plays
+            its most likely "untried" action (``agents.playing.repeat.RepeatAware``); None plays
             greedily throughout.
         deadlock_search: with N > 0, its ``env_kwargs`` ask for the env's
             ``deadlock_search=N``: the actions a complete push search of at most N positions
@@ -78,7 +79,7 @@ def pretrained(
         >>> agent = pretrained("boxoban-push")  # doctest: +SKIP
         >>> env = gym.make(agent.env_id, levels="boxoban-unfiltered-test", **agent.env_kwargs)
     """
-    from agents.models import load_agent
+    from agents.playing.models import load_agent
 
     bad = isinstance(deadlock_search, bool) or not isinstance(deadlock_search, int)
     if bad or deadlock_search < 0:
@@ -87,11 +88,11 @@ def pretrained(
     if deadlock_search > 0:
         agent.env_kwargs["deadlock_search"] = deadlock_search
     if symmetric:
-        from agents.symmetry import symmetry_averaged
+        from agents.playing.symmetry import symmetry_averaged
 
         agent = symmetry_averaged(agent)
     if on_repeat is not None:
-        from agents.repeat import repeat_aware
+        from agents.playing.repeat import repeat_aware
 
         agent = repeat_aware(agent, on_repeat)
     return agent

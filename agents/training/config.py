@@ -1,4 +1,4 @@
-"""Training configuration: dataclasses for ``agents.train`` runs and the level-source specs.
+"""Training configuration: dataclasses for ``agents.training.train`` runs, level-source specs.
 
 ``TrainConfig`` nests ``EnvConfig``, ``NetworkConfig``, ``PPOConfig``, ``DQNConfig``,
 ``BCConfig``, ``DaggerConfig`` and ``RLlibConfig``; ``asdict(config)`` is what a run writes to
@@ -98,7 +98,7 @@ class NetworkConfig:
 class PPOConfig:
     """PPO, MaskablePPO and RLlib PPO hyperparameters (SB3's names; per update: n_envs * n_steps).
 
-    ``rllib-ppo`` reads them under RLlib's names (``agents.rllib.ppo_config``); its update
+    ``rllib-ppo`` reads them under RLlib's names (``agents.rllib.ppo.ppo_config``); its update
     size is ``rllib.train_batch_size`` when set.
 
     Attributes:
@@ -175,7 +175,7 @@ class BCConfig:
         finetune_algo: "maskable-ppo" or "ppo": the model built, cloned and fine-tuned.
         finetune_steps: env steps of RL fine-tuning after cloning (0: none).
         augment: clone each sample in a random symmetry of the board (quarter turns and
-            mirrors, ``agents.symmetry``; Push and Move envs).
+            mirrors, ``agents.playing.symmetry``; Push and Move envs).
         lr_end: when set, the learning rate falls linearly from ``learning_rate`` to this over
             each cloning's gradient steps (None: constant).
     """
@@ -194,7 +194,7 @@ class BCConfig:
 
 @dataclass
 class DaggerConfig:
-    """DAgger (``algo="dagger"``, ``agents.dagger``) with a planner as the expert.
+    """DAgger (``algo="dagger"``, ``agents.training.dagger``) with a planner as the expert.
 
     The run's ``steps`` are gradient steps per retrain; cloning uses the ``bc`` section (batch
     size, learning rate, fine-tuning), and ``bc.dataset``, when set, is iteration 0's data
@@ -279,8 +279,8 @@ class TrainConfig:
     """One training run.
 
     Attributes:
-        algo: "maskable-ppo", "ppo", "dqn", "bc", "dagger" (``agents.dagger``) or
-            "rllib-ppo" (RLlib's PPO with action masking, ``agents.rllib``).
+        algo: "maskable-ppo", "ppo", "dqn", "bc", "dagger" (``agents.training.dagger``) or
+            "rllib-ppo" (RLlib's PPO with action masking, ``agents.rllib.ppo``).
         out: output folder.
         steps: env steps (RL) or gradient steps (bc; dagger: per retrain).
         seed: seeds the levels, the network, SB3 and the evaluation.

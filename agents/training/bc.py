@@ -5,7 +5,7 @@ distribution over the actions: ``BCData.soft``); illegal actions (from the datas
 masks) are removed from the softmax, so the loss only ranks legal actions. The value
 head can learn the discounted returns of the expert episodes at the same time, so that PPO
 fine-tuning starts with a critic that already knows solved positions are worth reaching.
-Datasets come from ``soko collect`` (``agents.datasets``: npz or Minari) or any arrays
+Datasets come from ``soko collect`` (``agents.expert.datasets``: npz or Minari) or any arrays
 ``(observations, actions, action_masks)`` given as ``BCData``. Needs the ``rl`` extra.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.train_config import BCConfig
+from agents.training.config import BCConfig
 
 HISTORY_COLUMNS = ("step", "loss", "value_loss", "accuracy", "val_accuracy", "chance")
 
@@ -35,7 +35,7 @@ class BCData:
         returns: float32[N] discounted return from each observation on, or None.
         episodes: int64[N] episode of each sample (for the validation split), or None.
         soft: float32[M, n_actions] soft labels (distributions over the actions, e.g.
-            ``agents.dagger.ranked_targets``), or None; a sample with one is cloned toward
+            ``agents.training.labels.ranked_targets``), or None; a sample with one is cloned toward
             it instead of toward its one action.
         soft_rows: int64[N] each sample's row of ``soft``, -1 for none (its action, one-hot).
     """
@@ -100,7 +100,7 @@ class BCData:
 
 
 def bc_data_from_episodes(episodes: Sequence[Any], gamma: float = 0.97) -> BCData:
-    """Samples of ``agents.trajectories.Episode``-like objects.
+    """Samples of ``agents.expert.datasets.Episode``-like objects.
 
     Each episode's observations and masks have one more row than its actions (the last is
     dropped); its rewards give the discounted returns.
@@ -151,7 +151,7 @@ def load_bc_data(
         ValueError: when a dataset was collected in another kind of env than ``env_id``, or
             the datasets' observations differ in shape.
     """
-    from agents.datasets import load_dataset
+    from agents.expert.datasets import load_dataset
 
     episodes: list[Any] = []
     shape = None
@@ -238,7 +238,7 @@ def behaviour_clone(
             raise ValueError("weights are 0 on every training sample (all weight held out)")
     augment = None
     if config.augment:
-        from agents.symmetry import Symmetries
+        from agents.playing.symmetry import Symmetries
 
         augment = Symmetries(obs_shape, n_actions)
     chance = float(np.mean(1.0 / train.action_masks.sum(axis=1)))

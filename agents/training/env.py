@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.train_config import TrainConfig, env_args
+from agents.training.config import TrainConfig, env_args
 from soko_gym.levels.spec import split_sources
 
 RL_HINT = 'pip install "soko-gym[rl]" (install torch first, e.g. pip install torch)'

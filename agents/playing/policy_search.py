@@ -49,8 +49,8 @@ def model_policy(model: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     illegal actions, zero rows where nothing is legal): ``float32[N, A]`` probabilities.
 
     Args:
-        model: a loaded ``MaskablePPO`` or ``PPO`` model (``agents.models.load_model``) whose
-            env is ``Sokoban-Push-v0``.
+        model: a loaded ``MaskablePPO`` or ``PPO`` model (``agents.playing.models.load_model``)
+            whose env is ``Sokoban-Push-v0``.
 
     Raises:
         ValueError: naming ``model`` when it is not a Push-env actor-critic model.
@@ -66,7 +66,7 @@ def model_policy(model: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     try:
         import torch
     except ImportError as err:
-        from agents.models import RL_HINT
+        from agents.playing.models import RL_HINT
 
         raise ImportError(RL_HINT) from err
 
@@ -112,7 +112,7 @@ def solve_with_model(
     if planner not in POLICY_PLANNERS:
         raise ValueError(f"planner must be one of {POLICY_PLANNERS}, got {planner!r}")
     if isinstance(model, str | Path):
-        from agents.models import load_model
+        from agents.playing.models import load_model
 
         model = load_model(model)[0]
     frame = push_frame(model)

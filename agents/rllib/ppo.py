@@ -1,7 +1,7 @@
 """RLlib PPO with action masking on soko-gym's numba vector envs (``soko train --algo rllib-ppo``).
 
 Each RLlib env runner (``gym_env_vectorize_mode="vector_entry_point"``) calls
-``make_runner_env`` (``agents.rllib_env``): soko-gym's native vector env with the action mask
+``make_runner_env`` (``agents.rllib.env``): soko-gym's native vector env with the action mask
 in the observation, the layout of RLlib's action masking. ``MaskedBoardModule`` is the torch
 ``RLModule`` (new API stack) with the stable-baselines3 path's networks (``agents.features``)
 and illegal logits at the float minimum; ``ppo_config`` maps a ``TrainConfig`` onto RLlib's
@@ -37,13 +37,13 @@ import gymnasium as gym
 import numpy as np
 
 from agents.features import BoardCNN, SquareHeads
-from agents.rllib_env import (
+from agents.rllib.env import (
     MASK_KEY,
     OBS_KEY,
     envs_per_runner,
     make_runner_env,
 )
-from agents.train_config import TrainConfig
+from agents.training.config import TrainConfig
 
 META_FILE = "soko_meta.json"
 ENV_NAME = "soko-gym-vector"  # the env creator's name in Ray's registry

@@ -1,6 +1,6 @@
 """Collection shards: episodes on disk as they arrive, the resume index, the streaming merge.
 
-``agents.trajectories.collect_dataset`` (``soko collect``) hands every finished level to a
+``agents.expert.collect.collect_dataset`` (``soko collect``) hands every finished level to a
 ``ShardWriter``, which writes a few hundred levels at a time to a shard file and drops them, so
 the driver's memory does not grow with the level count. At the end the shards are merged into
 one dataset without loading them all (``merge_npz``, ``merge_minari``). A stopped collection
@@ -9,7 +9,7 @@ keeps its shards; a resumed one runs only the levels they do not hold (``ShardIn
 Where: beside an npz output, ``OUT.npz.shards/``; for a Minari dataset, ``.soko-shards/ID/``
 under the Minari root (a hidden folder: Minari's own listing skips it). A shard folder holds
 ``manifest.json`` (the collection's arguments; a resume must match them) and
-``shard-NNNNNN.npz`` files in the npz layout of ``agents.datasets`` (without ``meta``, with
+``shard-NNNNNN.npz`` files in the npz layout of ``agents.expert.datasets`` (without ``meta``, with
 ``unsolved_title``), each written under a temporary name and renamed: whole or absent.
 
 Which record counts for a level found in several shards (a level retried by a resume): its
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.datasets import (
+from agents.expert.datasets import (
     EPISODE_ARRAYS,
     Episode,
     Unsolved,

@@ -1,6 +1,6 @@
 """Saved SB3 models and their soko-gym metadata: the class that loads a zip and the env it plays.
 
-``agents.train.save_model`` writes ``model.zip`` and a sidecar ``model.json`` (the same dict is
+``save_model`` writes ``model.zip`` and a sidecar ``model.json`` (the same dict is
 also stored in the zip's data as ``soko_meta``): ``{"env_id": ..., "env_kwargs": {...},
 "algo": ..., ...}``. ``load_model`` reads that metadata (the sidecar ``model.json`` or
 ``model.zip.json``, else the zip's ``soko_meta``) and loads the model with the class its
@@ -11,7 +11,7 @@ the model's spaces (planes observation ``(C, H, W)``; ``Discrete(4 H W)`` is the
 ``Discrete((H W)^2)`` the macro env, ``Discrete(4|5)`` the move env).
 
 A folder is an RLlib checkpoint of ``soko train --algo rllib-ppo`` (``model/``, or the whole
-``algorithm/`` checkpoint): ``agents.rllib.load_policy`` loads its module, without Ray running,
+``algorithm/`` checkpoint): ``agents.rllib.ppo.load_policy`` loads its module, without Ray running,
 as a ``MaskedPolicy`` whose ``predict`` takes ``action_masks`` as MaskablePPO's does.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation import uses_masks
+from agents.playing.act import uses_masks
 
 RL_HINT = (
     'saved models need torch, stable-baselines3 and sb3-contrib: pip install "soko-gym[rl]" '
@@ -112,25 +112,26 @@ def load_model(path: str | Path, *, require_meta: bool = False) -> tuple[Any, di
     """Load a saved SB3 model (or an RLlib checkpoint folder) on the CPU: ``(model, meta)``.
 
     Args:
-        path: the model's ``.zip``, an RLlib checkpoint folder (``agents.rllib``) or
-            ``pretrained:NAME``, an agent shipped with the package (``agents.zoo``).
+        path: the model's ``.zip``, an RLlib checkpoint folder (``agents.rllib.ppo``) or
+            ``pretrained:NAME``, an agent shipped with the package (``agents.playing.zoo``).
         require_meta: refuse a model without soko-gym metadata naming its ``algo`` (one
-            ``agents.train`` did not save); otherwise such a model loads with ``meta == {}``.
+            ``agents.training.train`` did not save); otherwise such a model loads with
+            ``meta == {}``.
 
     Returns:
         The model and its metadata (``read_meta``): ``env_id``, ``env_kwargs`` (``obs_size``,
         ``dead_plane`` ... to build the env it plays), ``algo``, ``max_episode_steps``,
-        ``timesteps``, ``levels`` and ``seed`` for models saved by ``agents.train``.
+        ``timesteps``, ``levels`` and ``seed`` for models saved by ``agents.training.train``.
 
     Raises:
         ValueError: a missing or unreadable model, or no metadata with ``require_meta``.
         ImportError: naming the ``rl`` extra when stable-baselines3 is missing.
     """
-    from agents.zoo import resolve
+    from agents.playing.zoo import resolve
 
-    path = resolve(path)  # "pretrained:NAME": a shipped agent (agents.zoo)
+    path = resolve(path)  # "pretrained:NAME": a shipped agent (agents.playing.zoo)
     if path.is_dir():
-        from agents.rllib import load_policy
+        from agents.rllib.ppo import load_policy
 
         policy, meta = load_policy(path)
         if require_meta and not meta.get("algo"):
@@ -214,3 +215,12 @@ def load_agent(path: str | Path, env_id: str | None = None) -> LoadedAgent:
     if isinstance(kwargs.get("obs_size"), list):
         kwargs["obs_size"] = tuple(kwargs["obs_size"])
     return LoadedAgent(model, str(chosen), kwargs, uses_masks(model))
+
+
+def save_model(model: Any, path: Path, meta: dict[str, Any]) -> Path:
+    """Save ``model`` to ``path`` (.zip) with ``meta`` in the zip and in a sidecar .json."""
+    model.soko_meta = meta  # saved with the model's data; back as an attribute after load
+    model.save(str(path))
+    with path.with_suffix(".json").open("w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2)
+    return path

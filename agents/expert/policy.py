@@ -36,9 +36,25 @@ from soko_gym.engine.reach import new_stamps, reach_player
 from soko_gym.levels import Level
 
 ACTION_SPACES = ("push", "macro", "move")
+ENV_ACTION_SPACES = {"Push": "push", "Macro": "macro", "Move": "move"}  # by env id's 2nd part
 
 # a position: (frame shape, static layout bytes, sorted box squares, player or its region key)
 PositionKey = tuple[tuple[int, int], bytes, tuple[int, ...], int]
+
+
+def action_space_of(env_id: str) -> str:
+    """THE action space of a soko-gym env id, as ``PlannerPolicy`` names it.
+
+    "Sokoban-Push-v0" and "Sokoban-Push-Gen-v0" are "push", and so on for Macro and Move.
+
+    Raises:
+        ValueError: naming ``env_id`` when it is not a registered soko-gym env id.
+    """
+    import soko_gym
+
+    if env_id not in soko_gym.ENV_IDS:
+        raise ValueError(f"env_id must be one of {sorted(soko_gym.ENV_IDS)}, got {env_id!r}")
+    return ENV_ACTION_SPACES[env_id.split("-")[1]]
 
 
 @dataclass
@@ -128,6 +144,19 @@ class Position:
         stack = np.empty(self.n_cells, dtype=SQUARE_DTYPE)
         offsets = np.array(self.offsets(), dtype=SQUARE_DTYPE)
         return int(reach_player(box_at, offsets, player, stamps, stack)[1])
+
+    def key(self, action_space: str) -> PositionKey:
+        """The cache key of this position in ``action_space``.
+
+        The exact player square for moves; for pushes and macro moves the player's region (its
+        normalized square), since every square of a region has the same pushes. What
+        ``PlannerPolicy`` caches its plans by, and DAgger's labeller its labels.
+        """
+        if action_space == "move":
+            player = self.player
+        else:
+            player = self.normalized_player(self.player, self.boxes)
+        return self.shape, self.layout, self.boxes, player
 
     def after_push(self, action: int) -> Position:
         """The position after Push-env action ``action`` (the player stands where the box was).
@@ -305,12 +334,8 @@ class PlannerPolicy:
     # -- planning ------------------------------------------------------------------------------
 
     def key(self, position: Position) -> PositionKey:
-        """Cache key of a position: the exact player square for moves, else its region."""
-        if self.action_space == "move":
-            player = position.player
-        else:
-            player = position.normalized_player(position.player, position.boxes)
-        return position.shape, position.layout, position.boxes, player
+        """Cache key of a position (``Position.key`` in this policy's action space)."""
+        return position.key(self.action_space)
 
     def add_plan(self, observation: np.ndarray, lurd: str) -> None:
         """Cache a known solution: ``lurd`` played from the position of ``observation``.

@@ -1,0 +1,188 @@
+"""The expert's labels of observations for DAgger: a planner's action, or every push ranked.
+
+A label is the first action of a fresh plan from the position rebuilt from the observation
+planes (``label_observation``, as ``agents.expert.policy`` reads them). With ranked labels
+(``DaggerConfig.targets="ranked"``, Push env) every legal push is applied and the position
+after it solved (``rank_observation``), its cost turned into a distribution over the pushes
+(``ranked_targets``). ``Labeller`` labels each position once (``Position.key``), in position
+order on ``soko_gym.execution`` (this process, ``--jobs`` local processes or Ray), so every
+backend gives the same labels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from agents.expert.policy import ACTION_SPACES, PositionKey, plan_actions, read_position
+from agents.training.config import DaggerConfig
+from soko_gym.execution import Backend, run_ordered
+
+# a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
+# within the limit)
+Label = tuple[str, int]
+# a ranked label: the same and every push's cost (``rank_observation``)
+RankedLabel = tuple[str, int, np.ndarray]
+
+
+def label_observation(
+    planes: np.ndarray,
+    planner: str = "astar",
+    max_seconds: float = 5.0,
+    action_space: str = "push",
+) -> Label:
+    """The expert's label of one observation: the first action of a fresh plan from it.
+
+    The position is rebuilt from ``planes`` (``agents.expert.policy.read_position``), solved by
+    ``planners.solve`` and the solution's first action is given in ``action_space``'s encoding
+    (``agents.expert.policy.plan_actions``), what ``PlannerPolicy`` plays from that position when it
+    has no plan through it yet.
+
+    Returns:
+        ("ok", action), ("dead", -1) when the planner proves the position unsolvable, or
+        ("failed", -1) when it does not solve it within ``max_seconds`` (or it is solved).
+    """
+    import planners
+
+    position = read_position(np.asarray(planes))
+    if position.solved:
+        return ("failed", -1)
+    limits = planners.SearchLimits(max_seconds=float(max_seconds))
+    result = planners.solve(position.to_level(), planner, limits)
+    if result.solved:
+        steps = plan_actions(position, result.lurd, action_space)
+        if steps:
+            return ("ok", int(steps[0][1]))
+    return ("dead" if result.status == "unsolvable" else "failed", -1)
+
+
+def rank_observation(
+    payload: tuple[np.ndarray, np.ndarray],
+    planner: str = "astar",
+    max_seconds: float = 5.0,
+) -> RankedLabel:
+    """A Push-env observation's pushes ranked by the planner (``DaggerConfig.targets="ranked"``).
+
+    Every legal push of ``payload = (planes, action_mask)`` is applied to the rebuilt position
+    and the position after it is solved: its cost is 1 + the pushes of that solution
+    (push-optimal with A*), ``inf`` when the planner proves the level unsolvable after it,
+    ``nan`` when it is illegal or the planner runs out of time.
+
+    Returns:
+        ("ok", a cheapest push, costs float32[n_actions]) when some push has a cost, else
+        ("dead", -1, costs) when every legal push loses the level, else ("failed", -1, costs).
+    """
+    import planners
+
+    planes, mask = payload
+    position = read_position(np.asarray(planes))
+    costs = np.full(len(mask), np.nan, dtype=np.float32)
+    limits = planners.SearchLimits(max_seconds=float(max_seconds))
+    for action in np.flatnonzero(mask).tolist():
+        child = position.after_push(action)
+        if child.solved:
+            costs[action] = 1.0
+            continue
+        result = planners.solve(child.to_level(), planner, limits)
+        if result.solved:
+            costs[action] = 1.0 + sum(c.isupper() for c in result.lurd)
+        elif result.status == "unsolvable":
+            costs[action] = np.inf
+    finite = np.isfinite(costs)
+    if finite.any():
+        return ("ok", int(np.argmin(np.where(finite, costs, np.inf))), costs)
+    legal = np.asarray(mask, dtype=bool)
+    return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
+
+
+def ranked_targets(costs: np.ndarray, temperature: float) -> np.ndarray:
+    """Soft labels float32[N, n_actions] from push costs: ``exp(-(cost - best) / temperature)``.
+
+    Each row sums to 1 over its pushes with a finite cost; the others (losing, unknown or
+    illegal) get 0. Every row needs at least one finite cost.
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    finite = np.isfinite(costs)
+    if not finite.any(axis=1).all():
+        raise ValueError("every row of costs needs a push with a finite cost")
+    best = np.where(finite, costs, np.inf).min(axis=1, keepdims=True)
+    weights = np.where(finite, np.exp(-(np.where(finite, costs, 0.0) - best) / temperature), 0.0)
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class Labeller:
+    """Labels observations with the planner, once per position (``Position.key``).
+
+    Args:
+        dagger: the planner, its time limit and the backend's jobs.
+        action_space: "push", "macro" or "move".
+        ray: None (no Ray), "local", "auto" or a cluster address (``soko_gym.execution``);
+            with "local", ``dagger.jobs`` above 1 sets the local Ray's CPUs (1: every CPU).
+
+    Raises:
+        ValueError: naming the argument for an unknown planner or action space, or ranked
+            labels outside the Push env.
+    """
+
+    def __init__(self, dagger: DaggerConfig, action_space: str, ray: str | None = None) -> None:
+        import planners
+
+        if dagger.planner not in planners.available():
+            raise ValueError(
+                f"planner must be one of {planners.available()}, got {dagger.planner!r}"
+            )
+        if action_space not in ACTION_SPACES:
+            raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
+        self.action_space = action_space
+        self.ranked = dagger.targets == "ranked"
+        if self.ranked and action_space != "push":
+            raise ValueError(
+                f"ranked labels rank pushes: the action space must be 'push', got {action_space!r}"
+            )
+        self.fn: Callable[[Any], Any] = (
+            partial(rank_observation, planner=dagger.planner, max_seconds=dagger.time_limit)
+            if self.ranked
+            else partial(
+                label_observation,
+                planner=dagger.planner,
+                max_seconds=dagger.time_limit,
+                action_space=action_space,
+            )
+        )
+        jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
+        self.backend = Backend(jobs=jobs, ray=ray)
+        self.cache: dict[PositionKey, Any] = {}
+        self.seconds = 0.0
+
+    def key(self, planes: np.ndarray) -> PositionKey:
+        """The position key of one observation."""
+        return read_position(planes).key(self.action_space)
+
+    def label(self, observations: np.ndarray, masks: np.ndarray | None = None) -> list[Any]:
+        """A label per observation; positions not in the cache are planned (in parallel).
+
+        Ranked labels (``RankedLabel``) need each observation's action mask, ``masks``.
+        """
+        keys = [self.key(o) for o in observations]
+        if self.ranked and (masks is None or len(masks) != len(observations)):
+            raise ValueError("ranked labels need one action mask per observation")
+        todo: dict[PositionKey, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self.cache and k not in todo:
+                todo[k] = i
+        if todo:
+            start = time.perf_counter()
+            rows = list(todo.values())
+            payloads: list[Any] = (
+                [(observations[i], masks[i]) for i in rows]
+                if self.ranked and masks is not None  # masks checked above
+                else [observations[i] for i in rows]
+            )
+            labels = run_ordered(self.fn, payloads, self.backend)
+            self.seconds += time.perf_counter() - start
+            self.cache.update(zip(todo, labels, strict=True))
+        return [self.cache[k] for k in keys]
