@@ -71,6 +71,15 @@ def test_architecture__stays_readable_and_inside_the_project():
     assert "../" not in text and "DESIGN.md" not in text, "names a file outside the project"
 
 
+def test_architecture__gives_a_reading_order_for_an_env_step_and_for_fess():
+    section = _section(_architecture(), "## Reading order")
+    for start in ("**An env step**", "**FESS**"):
+        assert start in section
+        steps = section.split(start, 1)[1].split("\n\n", 2)[1]
+        paths = re.findall(r"`((?:soko_gym|planners)/[\w/.]+\.py)`", steps)
+        assert len(paths) >= 5 and all((ROOT / p).exists() for p in paths), (start, paths)
+
+
 def test_modules__over_600_lines_are_few_and_listed_with_a_reason():
     listed = _table_paths(_section(_architecture(), "### Modules over 600 lines"))
     assert len(listed) <= MAX_LONG_MODULES, f"more than {MAX_LONG_MODULES} listed: {listed}"
