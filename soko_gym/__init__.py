@@ -22,6 +22,9 @@ _LAZY = {
     "LevelFormatError": "soko_gym.errors",
     "SolutionError": "soko_gym.errors",
     "make_vec": "soko_gym.envs.vector",
+    "parse_reply": "soko_gym.envs.text_prompt",
+    "parse_moves": "soko_gym.envs.text_prompt",
+    "make_prompt": "soko_gym.envs.text_prompt",
 }
 _SUBMODULES = ("engine", "levels", "errors", "cli", "envs")
 
@@ -38,18 +41,21 @@ ENV_IDS.update(
         for env_id, (entry, vector_entry, limit, _) in list(ENV_IDS.items())
     }
 )
+# text in, text out, for language-model agents (not in ENV_IDS: those are the array-space envs;
+# no native vector env, gymnasium's sync one works)
+TEXT_ENV_IDS = {"Sokoban-Text-v0": ("text_env:SokobanTextEnv", None, 120, {})}
 
 
 def _register() -> None:
     from gymnasium.envs.registration import register, registry
 
-    for env_id, (entry, vector_entry, limit, kwargs) in ENV_IDS.items():
+    for env_id, (entry, vector_entry, limit, kwargs) in {**ENV_IDS, **TEXT_ENV_IDS}.items():
         if env_id in registry:
             continue
         register(
             id=env_id,
             entry_point=f"soko_gym.envs.{entry}",
-            vector_entry_point=f"soko_gym.envs.{vector_entry}",
+            vector_entry_point=f"soko_gym.envs.{vector_entry}" if vector_entry else None,
             max_episode_steps=limit,
             kwargs=kwargs,
         )
@@ -64,14 +70,18 @@ __all__ = [
     "__version__",
     "load_levels",
     "lurd_to_pushes",
+    "make_prompt",
     "make_vec",
     "pack_info",
+    "parse_moves",
+    "parse_reply",
     "packs",
     "pushes_to_lurd",
     "verify",
 ]
 
 if TYPE_CHECKING:
+    from soko_gym.envs.text_prompt import make_prompt, parse_moves, parse_reply
     from soko_gym.envs.vector import make_vec
     from soko_gym.errors import LevelFormatError, SolutionError
     from soko_gym.levels import (

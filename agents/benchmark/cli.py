@@ -34,7 +34,9 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         default="",
         help=(
             "comma-separated saved models (model.zip, or rllib-ppo's model/ folder, ...) or "
-            "pretrained:NAME, an agent shipped with the package (agents.playing.zoo.available())"
+            "pretrained:NAME, an agent shipped with the package (agents.playing.zoo.available()), "
+            "or text:MODULE:FUNCTION, a prompt -> reply callable (a language model) played in "
+            "Sokoban-Text-v0"
         ),
     )
     bench.add_argument(

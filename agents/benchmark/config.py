@@ -25,6 +25,7 @@ CSV_COLUMNS = (
     "seconds",
     "env_steps",
     "nodes",
+    "invalid_replies",  # text agents: replies not applied in full (empty for the others)
 )
 RESULTS_NAME = "results.csv"
 PLOT_NAME = "solve_rate.png"
@@ -38,7 +39,8 @@ class BenchConfig:
     Attributes:
         levels: a level source (pack name, file or directory, with an optional ``:A-B``).
         planners: planner registry names (see ``planners.available()``).
-        agents: paths of saved SB3 models (``.zip``) or RLlib checkpoint folders.
+        agents: paths of saved SB3 models (``.zip``) or RLlib checkpoint folders, or text agents
+            ``text:MODULE:FUNCTION`` (``agents.benchmark.text_agents``).
         policy: a saved Push-env model (``.zip`` or ``pretrained:NAME``) guiding the
             policy-guided planners "lts" and "phs"; required when they are listed.
         time_limit: seconds per level for each planner.
@@ -137,8 +139,12 @@ def check_config(config: BenchConfig) -> None:
         raise ValueError(f"--max-steps must be at least 1, got {config.max_steps}")
     if config.agent_env is not None and config.agent_env.replace("-Gen", "") not in ENV_IDS:
         raise ValueError(f"--agent-env must be one of {ENV_IDS}, got {config.agent_env!r}")
+    from agents.benchmark.text_agents import is_text_agent, load_text_agent
+
     for path in config.agents:
-        if not resolve(path).exists():  # a .zip, an RLlib checkpoint folder, pretrained:NAME
+        if is_text_agent(path):
+            load_text_agent(path)  # a bad text:MODULE:FUNCTION: ValueError now
+        elif not resolve(path).exists():  # a .zip, an RLlib checkpoint folder, pretrained:NAME
             raise ValueError(f"agent model {path} not found")
     if config.plot:
         require_matplotlib()

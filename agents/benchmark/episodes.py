@@ -117,15 +117,19 @@ def _warm_up_agent(agent: LoadedAgent, env: Any) -> None:
 
 def agent_rows(
     config: BenchConfig,
+    paths: list[str],
     agents: list[LoadedAgent],
     items: list[tuple[int, Level]],
     done: set[tuple[str, int, int]],
 ) -> Iterator[tuple[str, str, int, int, dict[str, Any]]]:
-    """(agent path, env id, level number, episode, result) for every agent, level, episode."""
+    """(agent path, env id, level number, episode, result) for every agent, level, episode.
+
+    ``paths`` are the ``--agents`` entries ``agents`` were loaded from (text agents left out).
+    """
     from soko_gym.levels.frame import level_fits, parse_obs_size
 
     deterministic = config.episodes_per_level == 1
-    for path, agent in zip(config.agents, agents, strict=True):
+    for path, agent in zip(paths, agents, strict=True):
         if not deterministic:
             agent.model.set_random_seed(config.seed)
         size = agent.env_kwargs.get("obs_size")

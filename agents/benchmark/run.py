@@ -75,6 +75,7 @@ from agents.benchmark.episodes import agent_rows
 from agents.benchmark.planners import planner_rows
 from agents.benchmark.record import write_record_pages
 from agents.benchmark.report import format_summary, plot_solve_rate, summary_rows
+from agents.benchmark.text_agents import is_text_agent, text_agent_rows
 from agents.playing.models import load_agent
 from agents.playing.repeat import repeat_aware
 from agents.playing.symmetry import symmetry_averaged
@@ -99,7 +100,9 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
         raise ValueError(
             f"{csv_path} exists; pass --resume to continue it or --overwrite to replace it"
         )
-    agents = [load_agent(path, config.agent_env) for path in config.agents]  # errors come first
+    texts = [path for path in config.agents if is_text_agent(path)]
+    paths = [path for path in config.agents if not is_text_agent(path)]
+    agents = [load_agent(path, config.agent_env) for path in paths]  # errors come first
     if config.deadlock_search > 0:
         for agent in agents:
             agent.env_kwargs["deadlock_search"] = config.deadlock_search
@@ -150,8 +153,14 @@ def run_benchmark(config: BenchConfig) -> list[dict[str, Any]]:
         try:
             for name, number, res in planner_rows(config, items, done):
                 emit(name, "planner", "", number, 0, res)
-            for path, env_id, number, episode, res in agent_rows(config, agents, items, done):
+            for path, env_id, number, episode, res in agent_rows(
+                config, paths, agents, items, done
+            ):
                 emit(path, "agent", env_id, number, episode, res)
+            for spec, env_id, number, episode, res in text_agent_rows(
+                texts, items, done, config.episodes_per_level, config.max_steps
+            ):
+                emit(spec, "agent", env_id, number, episode, res)
         except KeyboardInterrupt:
             interrupted = True
     if config.json:
@@ -175,10 +184,12 @@ def _resumed_rows(csv_path: Path, source: str) -> list[dict[str, Any]]:
     """
     with csv_path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+        columns = tuple(reader.fieldnames or ())
+        if columns not in (CSV_COLUMNS, CSV_COLUMNS[:-1]):  # before text agents: no last column
             raise ValueError(f"{csv_path} is not a results.csv of soko bench (its columns differ)")
         kept = []
         for row in reader:
+            row.setdefault("invalid_replies", "")
             if any(row.get(c) is None for c in CSV_COLUMNS) or None in row:
                 continue  # cut short
             if row["source"] != source:
@@ -191,7 +202,7 @@ def _resumed_rows(csv_path: Path, source: str) -> list[dict[str, Any]]:
             try:
                 row["level"], row["episode"] = int(row["level"]), int(row["episode"])
                 row["seconds"] = float(row["seconds"])
-                for column in ("pushes", "moves", "env_steps", "nodes"):
+                for column in ("pushes", "moves", "env_steps", "nodes", "invalid_replies"):
                     row[column] = int(row[column]) if row[column] else ""
             except ValueError:
                 continue
