@@ -56,7 +56,7 @@ def solve_and_verify(tmp_path: Path, level: Level, style: str, name: str) -> str
 
 
 def test_microban_1_to_10__ipc2008_solved_by_pyperplan_and_verified(tmp_path):
-    # 16 to 20 s on the project machine (2 cores, loaded); level 6, the slowest, 3.5 s
+    # 13 to 25 s on the project machine (2 cores, loaded); level 6, the slowest, 3.5 s
     for number, level in enumerate(load_levels("microban:1-10"), 1):
         solve_and_verify(tmp_path, level, "ipc2008", f"microban-{number}")
 
