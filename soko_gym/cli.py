@@ -1,4 +1,4 @@
-"""The ``soko`` command line: its own commands (show, packs, verify) and everyone else's.
+"""The ``soko`` command line: its own commands (show, packs, verify, pddl) and everyone else's.
 
 The other packages contribute subcommands through the ``soko_gym.commands`` entry points
 (``pyproject.toml``): each names a function ``add_parsers(sub, source_help)``. So this module,
@@ -20,6 +20,7 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from soko_gym.errors import LevelFormatError
@@ -96,6 +97,72 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if n_ok == len(levels) else EXIT_SOME_FAILED
 
 
+def _cmd_pddl(args: argparse.Namespace) -> int:
+    if args.plan is not None:
+        return _pddl_plan(args)
+    if args.source is None or args.out is None or args.level is not None:
+        raise ValueError(
+            "write PDDL with `soko pddl SOURCE --out DIR`, read a plan with "
+            "`soko pddl --plan FILE --level SOURCE`"
+        )
+    from soko_gym.levels.packs import indexed_levels, split_selection
+    from soko_gym.levels.pddl import domain_pddl, pddl_name, problem_pddl
+
+    style = args.style or "ipc2008"
+    items = indexed_levels(args.source)
+    stem = Path(split_selection(args.source)[0]).stem
+    digits = max(3, len(str(items[-1][0] + 1)))
+    files = {"domain.pddl": domain_pddl(style)}
+    for index, level in items:  # every file is made before any is written
+        number = f"{index + 1:0{digits}d}"
+        try:
+            files[f"p{number}.pddl"] = problem_pddl(level, style, pddl_name(f"{stem}-{number}"))
+        except ValueError as err:
+            raise ValueError(f"{args.source}, level {index + 1}: {err}") from None
+    out = Path(args.out)
+    taken = [name for name in files if (out / name).exists()]
+    if taken and not args.overwrite:
+        more = f" and {len(taken) - 1} more of the files to write" if len(taken) > 1 else ""
+        them = "them" if more else "it"
+        raise ValueError(f"{out / taken[0]} exists{more}; pass --overwrite to replace {them}")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    names = list(files)[1:]
+    problems = (
+        names[0] if len(names) == 1 else f"{len(names)} problem files ({names[0]} .. {names[-1]})"
+    )
+    print(f"{out}: domain.pddl and {problems}, style {style}")
+    return EXIT_OK
+
+
+def _pddl_plan(args: argparse.Namespace) -> int:
+    from soko_gym.levels import load_levels, verify
+    from soko_gym.levels.pddl import plan_to_lurd
+
+    if args.level is None or args.source is not None or args.out is not None:
+        raise ValueError("read a plan with `soko pddl --plan FILE --level SOURCE` (one level)")
+    levels = load_levels(args.level)
+    if len(levels) != 1:
+        raise ValueError(
+            f"--level {args.level} selects {len(levels)} levels; select the plan's one level, "
+            "e.g. microban:3"
+        )
+    with open(args.plan, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        lurd = plan_to_lurd(levels[0], text, args.style)
+    except ValueError as err:
+        raise ValueError(f"{args.plan}: {err}") from None
+    result = verify(levels[0], lurd)
+    print(lurd)
+    if result.ok:
+        print(f"solved: {result.moves} moves, {result.pushes} pushes")
+        return EXIT_OK
+    print(f"not solved: {result.reason} (step {result.index})")
+    return EXIT_SOME_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``soko`` with every subcommand."""
     parser = argparse.ArgumentParser(
@@ -129,6 +196,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON object (per-level results and totals)"
     )
     verify.set_defaults(func=_cmd_verify)
+
+    pddl = sub.add_parser(
+        "pddl",
+        help="write levels as PDDL problems, or turn a planner's plan into LURD (docs/pddl.md)",
+        description="Write SOURCE's levels as a PDDL domain and one problem per level "
+        "(SOURCE --out DIR), or read a plan back as a LURD solution and verify it "
+        "(--plan FILE --level SOURCE; exit 0 solved, 1 not solved, 2 bad plan).",
+    )
+    pddl.add_argument("source", nargs="?", help=SOURCE_HELP)
+    pddl.add_argument("--out", metavar="DIR", help="folder for domain.pddl and pNNN.pddl")
+    pddl.add_argument(
+        "--style",
+        choices=("ipc2008", "ipc2023"),
+        help="IPC-2008 sequential or IPC-2023 learning-track vocabulary (default: ipc2008 "
+        "when writing; told from the plan's first action when reading)",
+    )
+    pddl.add_argument(
+        "--overwrite", action="store_true", help="replace files of the same names in --out"
+    )
+    pddl.add_argument("--plan", metavar="FILE", help="a plan: one (action arg ...) per line")
+    pddl.add_argument("--level", metavar="SOURCE", help="the one level the plan is for")
+    pddl.set_defaults(func=_cmd_pddl)
 
     for add_parsers in command_providers():
         add_parsers(sub, SOURCE_HELP)

@@ -2,6 +2,7 @@ import argparse
 import json
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -75,6 +76,61 @@ def test_soko__bad_input_is_a_one_line_error(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_pddl__writes_domain_and_problems_and_never_overwrites(tmp_path, capsys):
+    out = tmp_path / "tasks"
+    assert main(["pddl", "microban:2-3", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["domain.pddl", "p002.pddl", "p003.pddl"]
+    assert "(define (domain sokoban-sequential)" in (out / "domain.pddl").read_text()
+    assert "(define (problem microban-002)" in (out / "p002.pddl").read_text()
+    assert "2 problem files (p002.pddl .. p003.pddl)" in capsys.readouterr().out
+    (out / "p003.pddl").write_text("mine")
+    assert main(["pddl", "microban:3", "--out", str(out), "--style", "ipc2023"]) == 2
+    assert "domain.pddl exists and 1 more" in capsys.readouterr().err
+    assert (out / "p003.pddl").read_text() == "mine"  # nothing written, not even domain.pddl
+    assert "sokoban-sequential" in (out / "domain.pddl").read_text()
+    assert main(["pddl", "microban:3", "--out", str(out), "--style", "ipc2023", "--overwrite"]) == 0
+    assert "(at-robot " in (out / "p003.pddl").read_text()
+
+
+def test_pddl__plan_round_trip_exit_codes(tmp_path, capsys):
+    assert main(["pddl", "microban:2", "--out", str(tmp_path)]) == 0
+    subprocess.run(
+        [sys.executable, "-m", "pyperplan", "-s", "gbf", "-H", "hff"]
+        + [str(tmp_path / "domain.pddl"), str(tmp_path / "p002.pddl")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    plan = tmp_path / "p002.pddl.soln"
+    capsys.readouterr()
+    assert main(["pddl", "--plan", str(plan), "--level", "microban:2"]) == 0
+    lurd, verdict = capsys.readouterr().out.splitlines()
+    assert verdict.startswith("solved: ") and main(["verify", "microban:2", "--lurd", lurd]) == 0
+    short = tmp_path / "short.soln"
+    short.write_text("\n".join(plan.read_text().splitlines()[:2]) + "\n")
+    assert main(["pddl", "--plan", str(short), "--level", "microban:2"]) == 1
+    assert "not solved: solution ends with boxes off goals" in capsys.readouterr().out
+    bad = tmp_path / "bad.soln"
+    bad.write_text("; made by hand\n(move player-01 pos-01-01 pos-01-02 dir-right)\n")
+    assert main(["pddl", "--plan", str(bad), "--level", "microban:2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: plan line 2: no location 'pos-01-01'")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["pddl", "microban:1"], "soko pddl SOURCE --out DIR"),
+        (["pddl", "--plan", "x.soln"], "--level SOURCE"),
+        (["pddl", "--plan", "x.soln", "--level", "microban:1-2"], "selects 2 levels"),
+        (["pddl", "--plan", "/no/such.soln", "--level", "microban:1"], "No such file"),
+    ],
+)
+def test_pddl__bad_arguments_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
 
 
 # -- config dataclasses as options -----------------------------------------------------------
