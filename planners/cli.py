@@ -2,7 +2,8 @@
 
 Levels run in order in this process, or in ``--jobs`` worker processes. Each finished level is
 written to the JSONL file at once, so Ctrl-C keeps every line already written. ``soko optimize``
-is ``planners.optimize_cli``; the kernel warm-up before the levels is ``planners.warmup``.
+is ``planners.optimize_cli``, ``soko grade`` is ``planners.grade``; the kernel warm-up before
+the levels is ``planners.warmup``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from planners import SearchLimits, available, get_planner, planner_class, solve
 from planners.fess.options import PLANS, SINK_CHOICES, SINKLESS_PLANS, FessOptions
+from planners.grade import add_grade_parser
 from planners.optimize_cli import add_optimize_parser
 from planners.records import open_jsonl, solve_record
 from planners.warmup import announce_compile, warm_up_planner
@@ -27,9 +29,13 @@ from soko_gym.levels.packs import indexed_levels, split_selection
 
 
 def add_parsers(sub: Any, source_help: str) -> None:
-    """Add ``solve`` and ``optimize`` to the ``soko`` parser (the ``soko_gym.commands`` entry)."""
+    """Add ``solve``, ``optimize``, ``grade`` and ``planners`` to the ``soko`` parser.
+
+    The ``soko_gym.commands`` entry point of this package.
+    """
     add_solve_parser(sub, source_help)
     add_optimize_parser(sub, source_help)
+    add_grade_parser(sub, source_help)
     listing = sub.add_parser("planners", help="list the planners, or describe one")
     listing.add_argument(
         "--describe",

@@ -6,14 +6,15 @@ the git hash or package version that produced it), followed by the result's fiel
 (``SearchResult.as_dict``: ``planner``, ``solved``, ``status``, ``optimal``, ``lurd``,
 ``pushes``, ``moves``, ``nodes``, ``generated``, ``seconds``, ``stats``), then any extra fields
 of the writer (a benchmark's suite and limit, the optimizer's figures). A command's output file
-of records is opened, new or resumed, by ``open_jsonl``.
+of records is opened, new or resumed, by ``open_jsonl`` (``open_output`` for any file of one
+line per level, such as ``soko grade``'s CSV).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -88,44 +89,85 @@ def open_jsonl(
         if resume:
             raise ValueError("--resume needs --jsonl (the file to continue)")
         return None, set()
+    return open_output(path, overwrite, resume, source, command, _json_line)
+
+
+def _json_line(line: str) -> dict[str, Any] | None:
+    """A JSONL line's record, or None for a line that is not one (cut short by a kill)."""
+    try:
+        record = json.loads(line)
+        record["index"] = int(record["index"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    return record
+
+
+def open_output(
+    path: str | Path,
+    overwrite: bool,
+    resume: bool,
+    source: str,
+    command: str,
+    parse: Callable[[str], dict[str, Any] | None],
+    header: str = "",
+) -> tuple[TextIO, set[int]]:
+    """A command's output file of one line per level, opened to append, and the levels it holds.
+
+    ``open_jsonl`` for any line format: ``parse`` turns a line into a dict with ``source``,
+    ``index`` (an int) and ``status``, or None for a line to drop (cut short by a kill).
+    ``header`` is the file's first line (a CSV's column names; "" for none), written to a new
+    file and checked on resume.
+
+    Raises:
+        ValueError: for an existing file without ``overwrite`` or ``resume``, both given, a
+            resumed file of another source or with another header.
+    """
     if resume and overwrite:
         raise ValueError("--resume and --overwrite exclude each other")
     out = Path(path)
     if not out.exists() or overwrite:
-        return out.open("w", encoding="utf-8"), set()
+        sink = out.open("w", encoding="utf-8", newline="")
+        sink.write(header)
+        return sink, set()
     if not resume:
         raise ValueError(f"{out} exists; pass --resume to continue it or --overwrite to replace it")
     kept: list[str] = []
     done: set[int] = set()
     dropped = 0
-    with out.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            try:
-                record = json.loads(line)
-                index = int(record["index"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                dropped += 1
-                continue
-            if record.get("source") != source:
-                raise ValueError(
-                    f"{out}, line {lineno}: a record of {record.get('source')!r}, not {source!r}; "
-                    f"--resume continues a `soko {command}` of the same source"
-                )
-            if record.get("status") == "error" or index in done:
-                dropped += 1
-                continue
-            done.add(index)
-            kept.append(line if line.endswith("\n") else line + "\n")
-    if dropped:  # rewrite without the cut and error lines, then append
+    with out.open(encoding="utf-8", newline="") as f:
+        lines = f.readlines()
+    if header and lines and lines[0] != header:
+        raise ValueError(
+            f"{out}: its first line is not the columns of `soko {command}` ({header.strip()}); "
+            "pass --overwrite to replace it"
+        )
+    body = lines[1:] if header and lines else lines
+    for lineno, line in enumerate(body, 2 if header else 1):
+        record = parse(line)
+        if record is None:
+            dropped += 1
+            continue
+        index = record["index"]
+        if record.get("source") != source:
+            raise ValueError(
+                f"{out}, line {lineno}: a record of {record.get('source')!r}, not {source!r}; "
+                f"--resume continues a `soko {command}` of the same source"
+            )
+        if record.get("status") == "error" or index in done:
+            dropped += 1
+            continue
+        done.add(index)
+        kept.append(line if line.endswith("\n") else line + "\n")
+    if dropped or (header and not lines):  # rewrite without the cut and error lines, then append
         tmp = out.with_name(out.name + ".resume-tmp")
-        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.write_text(header + "".join(kept), encoding="utf-8", newline="")
         tmp.replace(out)
     print(
         f"resuming {out}: {len(done)} levels done"
         + (f", {dropped} error or incomplete lines dropped" if dropped else ""),
         file=sys.stderr,
     )
-    return out.open("a", encoding="utf-8"), done
+    return out.open("a", encoding="utf-8", newline=""), done
 
 
 @dataclass(frozen=True)

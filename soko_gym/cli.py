@@ -34,7 +34,8 @@ EXIT_INTERRUPTED = 130  # Ctrl-C; every line already written is kept
 
 SOURCE_HELP = (
     "a bundled pack name (see `soko packs`), an XSB/SOK/TXT file or a directory of Boxoban "
-    "files, optionally with a 1-based selection such as microban:3 or xsokoban:1-10"
+    "files, the corridors generated:corridor:N or a graded suite graded:FILE.csv:moves=A-B, "
+    "optionally with a 1-based selection such as microban:3 or xsokoban:1-10"
 )
 
 

@@ -60,6 +60,17 @@ def neighbourhood(ctx: OptimizeContext, max_states: int, max_bytes: int) -> np.n
     Returns:
         int32[n_configs, n_boxes] sorted configuration set (path positions included).
     """
+    return grow_neighbourhood(ctx, max_states, max_bytes)[0]
+
+
+def grow_neighbourhood(
+    ctx: OptimizeContext, max_states: int, max_bytes: int
+) -> tuple[np.ndarray, bool]:
+    """``neighbourhood``, and whether it is closed: it stopped because nothing new was found.
+
+    A closed neighbourhood holds every position reachable from the start with no box on a
+    dead square, so a search inside it is a search of the whole level.
+    """
     board = ctx.level.board
     allowed = box_squares(ctx.level)
     n = board.n_boxes
@@ -98,7 +109,8 @@ def neighbourhood(ctx: OptimizeContext, max_states: int, max_bytes: int) -> np.n
             break
         known = np.sort(np.concatenate([known, fresh]), kind="mergesort")
         frontier = _rows(fresh, n + 1)
-    return unique_rows(np.ascontiguousarray(_rows(known, n + 1)[:, :n]))
+    configs = unique_rows(np.ascontiguousarray(_rows(known, n + 1)[:, :n]))
+    return configs, frontier.shape[0] == 0
 
 
 def improve(ctx: OptimizeContext) -> None:

@@ -6,7 +6,11 @@ A *level source* is one of:
   1-based selection: ``microban``, ``xsokoban:1-10``, ``levels.xsb:3``;
 - ``generated[:WxH][:N][:STYLE]``: fresh levels from the level generator, W columns, H rows,
   N boxes, room style ``random`` (the default), ``open`` or ``boxoban`` (wall counts drawn
-  like Boxoban's) (``generated`` alone: the generator's defaults, 10x10 with 4 boxes).
+  like Boxoban's) (``generated`` alone: the generator's defaults, 10x10 with 4 boxes);
+- ``generated:corridor:N[:A-B]``: the one-box corridor of length N in its four rotations
+  (``levels/corridor.py``): fixed levels, the same every time, so a fixed source here;
+- ``graded:FILE.csv[:KEY=A-B]...[:A-B]``: the levels a ``soko grade`` CSV lists whose figure
+  ``KEY`` (pushes, moves, boxes, width, height) lies in A..B (``levels/graded.py``).
 
 Several sources joined by ``+`` (``generated:7x7:2+microban``) are *mixed*: fixed sources are
 concatenated, and a training vector env splits its sub-envs between the parts.
@@ -19,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from soko_gym.levels.corridor import corridor_length, is_corridor_spec
 from soko_gym.levels.level import Level
-from soko_gym.levels.packs import load_levels
+from soko_gym.levels.packs import load_levels, split_selection
 
 GENERATED = "generated"
 _GENERATED = re.compile(
@@ -81,12 +86,13 @@ def split_sources(spec: str) -> list[str]:
 def parse_source(spec: str) -> SourceSpec:
     """Parse one part of a source spec (no ``+``).
 
-    ``"generated:7x7:2"`` is generated with width 7, height 7, 2 boxes; anything not starting
-    with ``generated`` is a pack, file or selection, passed on as written (``load_levels``
-    checks it).
+    ``"generated:7x7:2"`` is generated with width 7, height 7, 2 boxes; the corridors
+    ``generated:corridor:N[:A-B]`` are fixed levels; anything else is a pack, file, graded
+    suite or selection, passed on as written (``load_levels`` checks it).
 
     Raises:
-        ValueError: for a malformed ``generated`` spec or a spec containing ``+``.
+        ValueError: for a malformed ``generated`` spec (corridors included) or a spec
+            containing ``+``.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"a level source must be a non-empty string, got {spec!r}")
@@ -94,11 +100,15 @@ def parse_source(spec: str) -> SourceSpec:
         raise ValueError(f"level source {spec!r} mixes sources: split it with split_sources")
     if not spec.startswith(GENERATED):
         return SourceSpec(spec, False)
+    if is_corridor_spec(spec):
+        corridor_length(split_selection(spec)[0], spec)  # a bad length: ValueError now
+        return SourceSpec(spec, False)
     m = _GENERATED.match(spec)
     if m is None:
         raise ValueError(
             f"generated level source {spec!r}: write generated[:WxH][:N][:random|open|boxoban], "
-            "e.g. generated:7x7:2 or generated:10x10:4:boxoban"
+            "e.g. generated:7x7:2 or generated:10x10:4:boxoban (or the corridors "
+            "generated:corridor:N, e.g. generated:corridor:25)"
         )
     kwargs: dict[str, Any] = {}
     if m["w"]:

@@ -6,7 +6,8 @@ import soko_gym
 from planners import SearchLimits
 from planners.optimizers import global_search
 from planners.optimizers.context import Evaluator, MethodStats, OptimizeContext, encode
-from planners.optimizers.global_search import neighbourhood
+from planners.optimizers.global_search import grow_neighbourhood, neighbourhood
+from planners.optimizers.vicinity import box_squares
 
 # one box two pushes left of its goal
 ROOM = """\
@@ -65,6 +66,17 @@ def test_neighbourhood__grows_around_the_path_within_the_budget():
     every = neighbourhood(ctx, 10**6, 1 << 20)
     assert set(every[:, 0].tolist()) > set(small[:, 0].tolist())
     assert np.array_equal(every, np.unique(every, axis=0))
+
+
+def test_grow_neighbourhood__is_closed_only_when_it_holds_every_reachable_position():
+    level = soko_gym.Level.from_xsb(ROOM)
+    ctx = context(level, DETOUR, "moves")
+    small, closed = grow_neighbourhood(ctx, 6, 1 << 20)
+    assert small.shape == (4, 1) and not closed
+    every, closed = grow_neighbourhood(ctx, 10**6, 1 << 20)
+    assert closed and np.array_equal(every, neighbourhood(ctx, 10**6, 1 << 20))
+    # one box in an open room reaches every square that is not dead: rows 2-4, columns 2-5
+    assert every.shape[0] == int(box_squares(level).sum()) == 12
 
 
 def test_global__skips_large_levels():

@@ -25,6 +25,7 @@ PACK_SIZES = {
     "boxoban-medium-train": 1000,
     "boxoban-medium-valid": 1000,
     "boxoban-hard": 1000,
+    "corridors": 80,
 }
 
 
