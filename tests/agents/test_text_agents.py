@@ -94,6 +94,7 @@ def test_soko_bench__text_agents_sit_beside_planners_in_one_csv(tmp_path, monkey
         out=tmp_path / "bench",
         plot=False,
         quiet=True,
+        record=1,
     )
     rows = run_benchmark(config)
     with (tmp_path / "bench" / "results.csv").open() as f:
@@ -107,6 +108,8 @@ def test_soko_bench__text_agents_sit_beside_planners_in_one_csv(tmp_path, monkey
     assert [(r["status"], r["env_steps"], r["invalid_replies"]) for r in garbage] == [
         ("reply_limit", "4", "4")
     ] * 3
+    page = (tmp_path / "bench" / "replays" / "level-1.html").read_text()
+    assert "text:scripted_agents:oracle" in page  # the replay pages show the text agent too
     planner_rows = [r for r in written if r["solver"] == "astar"]
     assert [r["moves"] for r in planner_rows] == [r["moves"] for r in oracle]
 
