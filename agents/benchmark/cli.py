@@ -117,11 +117,50 @@ def add_bench_parser(sub: Any, source_help: str) -> None:
         help="keep replays of the first N levels for every planner and agent, side by side in "
         "DIR/index.html",
     )
+    bench.add_argument(
+        "--protocol",
+        choices=("boxoban", "push"),
+        default=None,
+        help="instead of the benchmark: one greedy attempt per level, solved within 120 steps "
+        "(boxoban: Sokoban-Move-v0, or a Push-env agent's pushes and walks) or 120 pushes (push); "
+        "prints the rate with a 95%% bootstrap interval, writes DIR/protocol.csv "
+        "(agents only; planner:NAME adds a planner as a reference)",
+    )
     bench.set_defaults(func=run_bench_command)
+
+
+def run_protocol_command(args: argparse.Namespace) -> int:
+    """``soko bench --protocol``: the agents' rates with their intervals, and protocol.csv."""
+    from agents.benchmark.protocol import PROTOCOL_NAME, format_protocol, run_protocol
+    from soko_gym.levels import load_levels
+
+    agents = _names(args.agents)
+    if not agents:
+        raise ValueError("--protocol needs --agents (planner:NAME adds a planner)")
+    if _names(args.planners):
+        raise ValueError("--protocol plays agents only; add a planner as --agents planner:NAME")
+    out = Path(args.out)
+    if (out / PROTOCOL_NAME).exists() and not args.overwrite:
+        raise ValueError(f"{out / PROTOCOL_NAME} exists; pass --overwrite to replace it")
+    results, _ = run_protocol(
+        agents,
+        load_levels(args.levels),
+        args.protocol,
+        out=out,
+        seed=args.seed,
+        symmetric=args.symmetric,
+        on_repeat=args.on_repeat,
+        deadlock_search=args.deadlock_search,
+    )
+    print(format_protocol(results, args.levels))
+    print(f"wrote {out / PROTOCOL_NAME}", file=sys.stderr)
+    return 0
 
 
 def run_bench_command(args: argparse.Namespace) -> int:
     """Run ``soko bench``; returns the exit code (0 done, 130 on Ctrl-C)."""
+    if args.protocol is not None:
+        return run_protocol_command(args)
     config = BenchConfig(
         levels=args.levels,
         planners=_names(args.planners),
