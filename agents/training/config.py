@@ -298,6 +298,9 @@ class TrainConfig:
             and network, e.g. a shipped ``pretrained_models/NAME/model.zip``) instead of a
             fresh network; with ``algo="dagger"`` and a dataset, iteration 0 only adds the
             dataset to the aggregate (the loaded policy has learned it) and evaluates.
+        resume: continue the run in ``out`` from its latest checkpoint (maskable-ppo, ppo, dqn,
+            dagger; ``agents.training.resume``): a larger ``steps`` or ``dagger.iterations``
+            goes on where it stopped, and its seconds add to the earlier sessions'.
         quiet: no progress lines on stderr.
         env: the env.
         network: the policy network.
@@ -320,6 +323,7 @@ class TrainConfig:
     max_seconds: float = 0.0
     overwrite: bool = False
     init_model: str | None = None
+    resume: bool = False
     quiet: bool = False
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
@@ -380,6 +384,11 @@ def check_config(config: TrainConfig) -> None:
                 "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
                 f"Sokoban-Push env, got {config.env.env_id!r}"
             )
+    if config.resume:
+        if config.algo not in ("maskable-ppo", "ppo", "dqn", "dagger"):
+            raise ValueError("resume (--resume) is for maskable-ppo, ppo, dqn and dagger runs")
+        if config.overwrite or config.init_model is not None:
+            raise ValueError("resume (--resume) excludes overwrite and init_model")
     if config.init_model is not None:
         if config.algo == "rllib-ppo":
             raise ValueError("init_model (--init-model) is for the stable-baselines3 algos")

@@ -337,6 +337,7 @@ def run_dagger(
     out: Path,
     log: Callable[[str], None] | None = None,
     checkpoint: Callable[[Any, int], Any] | None = None,
+    first_iteration: int = 0,
 ) -> list[dict[str, Any]]:
     """The DAgger loop on ``model``'s policy (in place), writing ``out / "dagger.csv"``.
 
@@ -350,6 +351,9 @@ def run_dagger(
         out: the run's folder (``dagger.csv``, ``SAMPLES_FILE``).
         log: receives one progress line per iteration.
         checkpoint: ``checkpoint(model, iteration)`` after each iteration's retrain.
+        first_iteration: where to start (``--resume``: after the checkpoint's); the aggregate is
+            rebuilt from ``initial``, ``dagger.samples`` and the run's own ``SAMPLES_FILE``,
+            and ``dagger.csv`` is continued.
 
     Returns:
         The ``dagger.csv`` rows.
@@ -369,8 +373,20 @@ def run_dagger(
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     path = out / "dagger.csv"
-    with path.open("w", newline="") as f:
-        csv.writer(f).writerow(DAGGER_COLUMNS)
+    if first_iteration == 0 or not path.exists():
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerow(DAGGER_COLUMNS)
+    if first_iteration > 0:  # resumed: iteration 0's data, then every rollout sample so far
+        if initial is not None:
+            aggregate.add(initial.observations, initial.actions, initial.action_masks, initial=True)
+        if previous is not None:
+            aggregate.add_data(previous)
+        own = out / SAMPLES_FILE
+        if own.exists():
+            shape, n = env.observation_space.shape, env.action_space.n
+            ours = load_samples(str(own), shape, n)
+            aggregate.add_data(ours)
+            seen.update(labeller.key(o) for o in ours.observations)
 
     def iterate(iteration: int) -> dict[str, Any]:
         row: dict[str, Any] = {"iteration": iteration}
@@ -439,9 +455,9 @@ def run_dagger(
     # one Ray for the whole run (each iteration's runner would start and stop its own)
     started = labeller.backend.ray is not None and connect_ray(labeller.backend)
     try:
-        for iteration in range(dagger.iterations):
+        for iteration in range(first_iteration, dagger.iterations):
             if (
-                iteration
+                iteration > first_iteration
                 and config.max_seconds
                 and time.perf_counter() - start > config.max_seconds
             ):

@@ -54,6 +54,7 @@ class RunTracker:
         suffix: str = ".zip",
         saver: Callable[[Any, Path, dict[str, Any]], Path] | None = None,
         train_stats: Callable[[Any], tuple[float, float]] | None = None,
+        resumed: tuple[int, float] | None = None,
     ) -> None:
         self.config = config
         self.suffix = suffix
@@ -63,19 +64,30 @@ class RunTracker:
         self.meta = meta
         self.eval_env = eval_env
         self.n_eval = n_eval
-        self.start = time.perf_counter()
+        at, spent = resumed if resumed is not None else (0, 0.0)
+        self.session_start = time.perf_counter()  # ``max_seconds`` is per session
+        self.start = self.session_start - spent  # a resumed run's seconds add to its past
         self.next_eval = config.eval_every or None
         self.next_ckpt = config.checkpoint_every or None
+        if at and self.next_eval is not None:
+            self.next_eval = (at // config.eval_every + 1) * config.eval_every
+        if at and self.next_ckpt is not None:
+            self.next_ckpt = (at // config.checkpoint_every + 1) * config.checkpoint_every
         self.last_eval_at = -1
-        self.last_line = self.start
         self.best = -1.0
+        self.last_line = self.session_start
         self.final: EvalResult | None = None
         (out / "checkpoints").mkdir(parents=True, exist_ok=True)
-        with (out / "eval.csv").open("w", newline="") as f:
-            csv.writer(f).writerow(EVAL_COLUMNS)
+        if resumed is None or not (out / "eval.csv").exists():  # resumed: rows appended
+            with (out / "eval.csv").open("w", newline="") as f:
+                csv.writer(f).writerow(EVAL_COLUMNS)
+        else:  # the best model so far stays unless a resumed evaluation beats it
+            with (out / "eval.csv").open(newline="") as f:
+                rates = [float(r["solve_rate"]) for r in csv.DictReader(f) if r.get("solve_rate")]
+            self.best = max(rates, default=-1.0)
 
     def seconds(self) -> float:
-        """Wall time since the run started."""
+        """Wall seconds of the run: this session's and, resumed, the earlier sessions'."""
         return time.perf_counter() - self.start
 
     def log(self, line: str) -> None:
@@ -98,14 +110,16 @@ class RunTracker:
                 f"[{t}/{total}] {t / max(self.seconds(), 1e-9):.0f} steps/s, training "
                 f"episodes solved {success:.1%}, reward {reward:.2f}, {self.seconds():.0f} s"
             )
-        if self.config.max_seconds and self.seconds() >= self.config.max_seconds:
+        session = time.perf_counter() - self.session_start
+        if self.config.max_seconds and session >= self.config.max_seconds:
             self.log(f"time budget of {self.config.max_seconds:.0f} s spent at {t} steps")
             return False
         return True
 
     def save(self, model: Any, path: Path, t: int) -> Path:
         """Save ``model`` to ``path`` with the run's metadata at ``t`` steps."""
-        return self.saver(model, path, {**self.meta, "timesteps": int(t)})
+        meta = {**self.meta, "timesteps": int(t), "seconds": round(self.seconds(), 1)}
+        return self.saver(model, path, meta)
 
     def evaluate(self, model: Any, t: int, phase: str) -> EvalResult | None:
         """Evaluate on the held-out levels (once per ``t``): a row of eval.csv, the best model."""

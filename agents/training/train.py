@@ -53,6 +53,7 @@ from agents.training.config import (
 )
 from agents.training.env import make_train_env, require_rl
 from agents.training.learning_curve import plot_learning_curve
+from agents.training.resume import resume_point
 from agents.training.tracker import RunTracker, sb3_callback
 
 __all__ = [
@@ -151,11 +152,22 @@ class TrainResult:
     interrupted: bool = False
 
 
-def _prepare_out(out: Path, overwrite: bool) -> None:
+def _prepare_out(out: Path, overwrite: bool, resume: bool = False) -> None:
+    if resume:  # ``resume_point`` checks the run it continues
+        return
     taken = [n for n in ("model.zip", "eval.csv", "progress.csv") if (out / n).exists()]
     if taken and not overwrite:
         raise ValueError(f"{out} already holds a run ({', '.join(taken)}); pass --overwrite")
     out.mkdir(parents=True, exist_ok=True)
+
+
+def _logger(rl: Any, out: Path, resumed_at: int | None) -> Any:
+    """SB3's CSV logger: ``progress.csv``, or ``progress_from_<t>.csv`` for a run resumed at t."""
+    if resumed_at is None:
+        return rl.configure(str(out), ["csv"])
+    from stable_baselines3.common.logger import Logger, make_output_format
+
+    return Logger(str(out), [make_output_format("csv", str(out), f"_from_{resumed_at}")])
 
 
 def load_parameters(model: Any, path: str) -> None:
@@ -184,7 +196,7 @@ def train(config: TrainConfig) -> TrainResult:
     if config.algo == "rllib-ppo":
         import agents.rllib.ppo  # noqa: F401  (an ImportError naming the extras comes first)
     out = Path(config.out)
-    _prepare_out(out, config.overwrite)
+    _prepare_out(out, config.overwrite, config.resume)
     if config.torch_threads:
         rl.torch.set_num_threads(config.torch_threads)
     data = None
@@ -193,6 +205,7 @@ def train(config: TrainConfig) -> TrainResult:
 
         data, ds_env = load_bc_data(config.bc.dataset, config.env.env_id, config.ppo.gamma)
         config = replace(config, env=replace(config.env, **ds_env))
+    resumed = resume_point(out, config) if config.resume else None  # the config as it was saved
     eval_spec = default_eval_source(config.env)
     eval_levels = eval_level_list(eval_spec, config.eval_episodes, config.seed) if eval_spec else []
     obs_size = frame_size(config.env, eval_levels)
@@ -229,12 +242,29 @@ def train(config: TrainConfig) -> TrainResult:
         run_args = (out, meta, eval_env, len(eval_levels))
         return _train_rllib(config, run_args, env_kwargs, obs_size)
     env = make_train_env(config, env_kwargs)
-    model = build_model(config, env, algo)
-    if config.init_model is not None:
-        load_parameters(model, config.init_model)
-    model.set_logger(rl.configure(str(out), ["csv"]))
-    run = RunTracker(config, out, meta, eval_env, len(eval_levels))
-    rl_steps = config.bc.finetune_steps if config.algo in ("bc", "dagger") else config.steps
+    at = 0  # env steps a resumed RL run has made (a DAgger run counts iterations instead)
+    if resumed is not None and config.algo != "dagger":  # the model with its optimizer and steps
+        from agents.playing.models import sb3_classes
+
+        model = sb3_classes()[algo].load(str(resumed.path), env=env)
+        at = int(model.num_timesteps)
+    else:
+        model = build_model(config, env, algo)
+        start_from = resumed.path if resumed is not None else config.init_model
+        if start_from is not None:
+            load_parameters(model, str(start_from))
+    model.set_logger(_logger(rl, out, at if resumed is not None else None))
+    run = RunTracker(
+        config,
+        out,
+        meta,
+        eval_env,
+        len(eval_levels),
+        resumed=None if resumed is None else (at, resumed.seconds),
+    )
+    if resumed is not None:
+        run.log(f"resuming {resumed.path} ({run.seconds():.0f} s so far)")
+    rl_steps = config.bc.finetune_steps if config.algo in ("bc", "dagger") else config.steps - at
     interrupted = False
     try:
         if config.algo == "dagger":
@@ -253,6 +283,7 @@ def train(config: TrainConfig) -> TrainResult:
                 (lambda m, i: run.save(m, out / "checkpoints" / f"model_dagger_{i}", 0))
                 if config.checkpoint_every
                 else None,
+                first_iteration=resumed.at + 1 if resumed is not None else 0,
             )
             run.save(model, out / "dagger_model.zip", 0)
         elif data is not None:
@@ -267,9 +298,9 @@ def train(config: TrainConfig) -> TrainResult:
             write_history(history, out / "bc.csv")
             run.evaluate(model, 0, "bc")
             run.save(model, out / "bc_model.zip", 0)
-        if rl_steps:
-            callback = sb3_callback(rl, run, rl_steps)
-            cloned = data is not None or config.algo == "dagger"
+        if rl_steps > 0:
+            callback = sb3_callback(rl, run, rl_steps + at)
+            cloned = data is not None or config.algo == "dagger" or resumed is not None
             model.learn(rl_steps, callback=callback, reset_num_timesteps=not cloned)
     except KeyboardInterrupt:
         interrupted = True
