@@ -18,7 +18,7 @@ from soko_gym.engine.corral import (
     label_corrals,
     pi_corral_pushes,
 )
-from soko_gym.engine.corral_memo import corral_key, corral_status
+from soko_gym.engine.corral_memo import corral_key, corral_status, key_row
 from soko_gym.engine.corral_search import corral_deadlock
 from soko_gym.engine.corral_tables import (
     COUNT_CUT,
@@ -274,6 +274,7 @@ def warmup_corral() -> None:
             ct.barrier, ct.info,
         )  # fmt: skip
         corral_key(ct, state.box_at, 0, np.int64(state.player))
+        key_row(ct, state.box_at, 0, ct.memo_key[0].copy())  # the memo's exact key
         corral_deadlock(ct, state.box_at, 0, np.int64(state.player))
     line_of, lines = wall_lines(board.cells, board.offsets)
     is_wall_line_deadlock(line_of, lines, state.box_at, int(state.box_pos[0]))
