@@ -100,12 +100,15 @@ def resume_point(out: Path, config: TrainConfig) -> ResumePoint:
     if not found:
         raise ValueError(f"resume (--resume): {out / 'checkpoints'} holds no checkpoint to resume")
     at, path = max(found)
-    seconds = 0.0
+    return ResumePoint(path, at, _recorded_seconds(path))
+
+
+def _recorded_seconds(checkpoint: Path) -> float:
+    """The run's seconds in ``checkpoint``'s sidecar; 0 for one saved before they were kept."""
     try:
-        seconds = float(json.loads(path.with_suffix(".json").read_text())["seconds"])
+        return float(json.loads(checkpoint.with_suffix(".json").read_text())["seconds"])
     except (OSError, ValueError, KeyError, TypeError):
-        pass  # a checkpoint saved before the seconds were recorded: counted from 0
-    return ResumePoint(path, at, seconds)
+        return 0.0
 
 
 __all__ = ["RESUMABLE", "ResumePoint", "resume_point"]

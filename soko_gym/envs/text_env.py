@@ -163,7 +163,7 @@ class SokobanTextEnv(gym.Env[str, str]):
         elif isinstance(reply, np.str_):
             reply = str(reply)
         moves = parse_moves(reply) if isinstance(reply, str) else None
-        info = inner._info(False, False, 0, 0, "")
+        info: dict[str, Any] | None = None  # the last move's, or the position's when none is made
         reward = 0.0
         terminated = truncated = False
         lurd: list[str] = []
@@ -192,6 +192,8 @@ class SokobanTextEnv(gym.Env[str, str]):
                 if self.max_moves is not None and info["moves"] >= self.max_moves:
                     truncated = True
                     break
+        if info is None:
+            info = inner._info(False, False, 0, 0, "")
         if error:
             reward += self._step_penalty(info)
         self._error = error
