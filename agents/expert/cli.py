@@ -43,6 +43,11 @@ def add_collect_parser(sub: Any, source_help: str) -> None:
         action="store_true",
         help="add the dead-square plane to the observations (as `soko train`'s default)",
     )
+    p.add_argument(
+        "--trail-plane",
+        action="store_true",
+        help="Move env, with --dead-plane: add the plane of the player's square one step before",
+    )
     p.add_argument("--width", type=int, default=None, help="generated levels: columns (10)")
     p.add_argument("--height", type=int, default=None, help="generated levels: rows (10)")
     p.add_argument("--boxes", type=int, default=None, help="generated levels: boxes (4)")
@@ -100,6 +105,8 @@ def run_collect(args: argparse.Namespace) -> int:
         env_kwargs["max_episode_steps"] = args.max_episode_steps
     if args.dead_plane:
         env_kwargs["dead_plane"] = True
+    if args.trail_plane:
+        env_kwargs["trail_plane"] = True
     backend = Backend.from_args(args)
     result = collect_dataset(
         args.env,

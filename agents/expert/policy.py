@@ -191,14 +191,14 @@ class Position:
 
 
 def read_position(planes: np.ndarray) -> Position:
-    """Rebuild the position from one observation, uint8[C, H, W] planes (C = 5 or 6).
+    """Rebuild the position from one observation, uint8[C, H, W] planes (C = 5, 6 or 7).
 
     Raises:
         ValueError: when ``planes`` is not a planes observation with exactly one player.
     """
-    if planes.ndim != 3 or planes.shape[0] not in (5, 6):
+    if planes.ndim != 3 or planes.shape[0] not in (5, 6, 7):
         raise ValueError(
-            f"observation must be uint8[C, H, W] planes with C = 5 or 6 (obs_mode='planes'), "
+            f"observation must be uint8[C, H, W] planes with C = 5, 6 or 7 (obs_mode='planes'), "
             f"got shape {planes.shape}"
         )
     _, h, w = planes.shape

@@ -160,7 +160,7 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
 
     shape = tuple(model.observation_space.shape or ())
     n = int(getattr(model.action_space, "n", 0))
-    if len(shape) != 3 or shape[0] not in (N_PLANES, N_PLANES + 1):
+    if len(shape) != 3 or shape[0] not in (N_PLANES, N_PLANES + 1, N_PLANES + 2):
         raise ValueError(
             f"cannot tell the env of a model with observations of shape {shape}; give a sidecar "
             '<model>.json with {"env_id": ..., "env_kwargs": {...}} or --agent-env'
@@ -173,7 +173,8 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
     if n == cells * cells:
         return "Sokoban-Macro-v0", kwargs
     if n in (4, 5):
-        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5}
+        trail = {"trail_plane": True} if shape[0] == N_PLANES + 2 else {}
+        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5, **trail}
     raise ValueError(f"cannot tell the env of a model with Discrete({n}) actions; use --agent-env")
 
 

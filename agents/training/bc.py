@@ -144,8 +144,8 @@ def load_bc_data(
         gamma: discount of the returns the value head learns.
 
     Returns:
-        (samples, ``{"obs_size": (H, W), "dead_plane": bool}``: the observation the policy
-        must be built for).
+        (samples, ``{"obs_size": (H, W), "dead_plane": bool, "trail_plane": bool}``: the
+        observation the policy must be built for).
 
     Raises:
         ValueError: when a dataset was collected in another kind of env than ``env_id``, or
@@ -169,7 +169,8 @@ def load_bc_data(
     from soko_gym.engine.constants import N_PLANES
 
     n_planes, height, width = data.observations.shape[1:]
-    return data, {"obs_size": (int(height), int(width)), "dead_plane": n_planes > N_PLANES}
+    frame = {"obs_size": (int(height), int(width)), "dead_plane": n_planes > N_PLANES}
+    return data, {**frame, "trail_plane": n_planes > N_PLANES + 1}
 
 
 def policy_outputs(policy: Any, obs: Any) -> tuple[Any, Any]:

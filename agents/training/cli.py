@@ -7,6 +7,7 @@ from typing import Any
 
 from agents.training.config import (
     ALGOS,
+    BC_TARGETS,
     POLICIES,
     BCConfig,
     DaggerConfig,
@@ -61,7 +62,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ppo": {},
     "dqn": {},
-    "bc": {"finetune_algo": ("maskable-ppo", "ppo")},
+    "bc": {"finetune_algo": ("maskable-ppo", "ppo"), "targets": BC_TARGETS},
     "dagger": {},
     "rllib": {},
 }

@@ -17,6 +17,7 @@ from soko_gym.levels.spec import parse_source, parse_sources
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "dagger", "rllib-ppo")
 DAGGER_TARGETS = ("action", "ranked")  # DaggerConfig.targets
+BC_TARGETS = ("action", "walk")  # BCConfig.targets
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
 EVAL_SEED_OFFSET = 1_000_003  # generated evaluation levels: seed + this, never a training seed
@@ -42,6 +43,8 @@ class EnvConfig:
             the default is Boxoban's divided by 10, which keeps the value loss from swamping
             the network the policy shares (see benchmarks/RESULTS.md).
         dead_plane: add the dead-square plane to the observations.
+        trail_plane: Move env, with ``dead_plane``: add the plane of the player's square one
+            action before (the env's ``trail_plane``), one step of memory for the policy.
         deadlock_termination: end an episode when a box is pushed into a simple deadlock.
         deadlock_mask: leave the actions that push a box into a simple deadlock out of the
             action mask (the env's ``deadlock_mask``).
@@ -57,6 +60,7 @@ class EnvConfig:
     eval_max_steps: int | None = None
     reward_scheme: str = SCALED_BOXOBAN
     dead_plane: bool = True
+    trail_plane: bool = False
     deadlock_termination: bool = True
     deadlock_mask: bool = False
     deadlock_search: int = 0
@@ -178,6 +182,10 @@ class BCConfig:
             mirrors, ``agents.playing.symmetry``; Push and Move envs).
         lr_end: when set, the learning rate falls linearly from ``learning_rate`` to this over
             each cloning's gradient steps (None: constant).
+        targets: what the dataset's samples are cloned toward. "action": the expert's action.
+            "walk" (Move env): every step of a shortest walk to the expert's next push, alike
+            (``agents.training.walks``), so ties between equally short walks teach no
+            tie-break.
     """
 
     dataset: str | None = None
@@ -190,6 +198,7 @@ class BCConfig:
     finetune_steps: int = 0
     augment: bool = False
     lr_end: float | None = None
+    targets: str = "action"
 
 
 @dataclass
@@ -372,9 +381,25 @@ def check_config(config: TrainConfig) -> None:
                 "bc.augment (--bc-augment) is for the Push and Move envs: the Macro env's "
                 "actions have no symmetry here"
             )
+        if config.bc.targets not in BC_TARGETS:
+            raise ValueError(
+                f"bc.targets (--bc-targets) must be one of {BC_TARGETS}, got {config.bc.targets!r}"
+            )
+        if config.bc.targets == "walk" and not config.env.env_id.startswith("Sokoban-Move"):
+            raise ValueError(
+                "bc.targets 'walk' (--bc-targets) labels player steps: it needs a Sokoban-Move "
+                f"env, got {config.env.env_id!r}"
+            )
         lr_end = config.bc.lr_end
         if lr_end is not None and (isinstance(lr_end, bool) or not lr_end >= 0):
             raise ValueError(f"bc.lr_end (--bc-lr-end) must be >= 0, got {lr_end!r}")
+    if config.env.trail_plane and not (
+        config.env.env_id.startswith("Sokoban-Move") and config.env.dead_plane
+    ):
+        raise ValueError(
+            "env.trail_plane (--trail-plane) is a Move-env plane after the dead plane: it needs "
+            f"a Sokoban-Move env and --dead-plane, got {config.env.env_id!r}"
+        )
     if config.algo == "rllib-ppo":
         check_rllib(config.rllib)
     if config.algo == "dagger":
@@ -533,7 +558,7 @@ def frame_size(config: EnvConfig, eval_levels: list[Any] | None) -> tuple[int, i
 
 def env_kwargs_of(config: EnvConfig, obs_size: tuple[int, int]) -> dict[str, Any]:
     """Env arguments shared by training, evaluation and the saved model's sidecar."""
-    return {
+    kwargs: dict[str, Any] = {
         "obs_size": [int(obs_size[0]), int(obs_size[1])],
         "dead_plane": bool(config.dead_plane),
         "reward_scheme": config.reward_scheme,
@@ -541,6 +566,9 @@ def env_kwargs_of(config: EnvConfig, obs_size: tuple[int, int]) -> dict[str, Any
         "deadlock_mask": bool(config.deadlock_mask),
         "deadlock_search": int(config.deadlock_search),
     }
+    if config.trail_plane:  # only the Move env takes it
+        kwargs["trail_plane"] = True
+    return kwargs
 
 
 def env_args(kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -263,6 +263,16 @@ def save_samples(aggregate: Aggregate, path: Path) -> int:
     return len(data.actions)
 
 
+def add_initial(aggregate: Aggregate, initial: BCData) -> None:
+    """Add iteration 0's dataset to ``aggregate``, with its soft labels when it has them."""
+    targets = None
+    if initial.soft is not None:
+        targets = initial.targets(np.arange(len(initial.actions)))
+    aggregate.add(
+        initial.observations, initial.actions, initial.action_masks, initial=True, targets=targets
+    )
+
+
 def load_samples(paths: str, obs_shape: tuple[int, ...], n_actions: int) -> BCData:
     """The samples of ``save_samples`` files (comma-separated paths), pooled.
 
@@ -378,7 +388,7 @@ def run_dagger(
             csv.writer(f).writerow(DAGGER_COLUMNS)
     if first_iteration > 0:  # resumed: iteration 0's data, then every rollout sample so far
         if initial is not None:
-            aggregate.add(initial.observations, initial.actions, initial.action_masks, initial=True)
+            add_initial(aggregate, initial)
         if previous is not None:
             aggregate.add_data(previous)
         own = out / SAMPLES_FILE
@@ -392,7 +402,7 @@ def run_dagger(
         row: dict[str, Any] = {"iteration": iteration}
         label_start = labeller.seconds
         if iteration == 0 and initial is not None:
-            aggregate.add(initial.observations, initial.actions, initial.action_masks, initial=True)
+            add_initial(aggregate, initial)
             row.update(beta=float("nan"), visited=0, new_states=0, labelled=len(initial.actions))
             row.update(dead=0, failed=0)
         if iteration == 0 and previous is not None:  # after the dataset: its rows come first

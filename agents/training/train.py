@@ -42,6 +42,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agents.playing.evaluation import EvalResult, make_eval_env
 from agents.training.config import (
     TrainConfig,
@@ -173,16 +175,48 @@ def _logger(rl: Any, out: Path, resumed_at: int | None) -> Any:
 def load_parameters(model: Any, path: str) -> None:
     """Put the parameters of the saved model at ``path`` into ``model`` (``--init-model``).
 
+    A model saved for fewer observation planes (e.g. before ``--trail-plane``) starts a wider
+    one: the weights its convolutions give the new planes start at zero, so the new model
+    plays exactly as the saved one until training teaches it to use them.
+
     Raises:
         ValueError: naming ``--init-model`` when the saved network does not fit ``model``'s.
     """
     try:
-        model.set_parameters(path, exact_match=True, device=model.device)
+        try:
+            model.set_parameters(path, exact_match=True, device=model.device)
+        except RuntimeError:
+            model.set_parameters(_widened(model, path), exact_match=False, device=model.device)
     except (RuntimeError, ValueError, KeyError) as err:
         raise ValueError(
             f"init_model (--init-model): {path} does not fit this run's env and network "
             f"(same env id, observation, --channels/--layers/--residual/--border ...): {err}"
         ) from None
+
+
+def _widened(model: Any, path: str) -> dict[str, Any]:
+    """The saved parameters, each convolution given zero weights for input planes it lacks."""
+    import torch
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    _, params, _ = load_from_zip_file(path, device=model.device)
+    if params is None or "policy" not in params:
+        raise ValueError("the saved model holds no policy parameters")
+    mine = model.policy.state_dict()
+    policy = dict(params["policy"])
+    for name, saved in policy.items():
+        want = mine.get(name)
+        if want is None or saved.ndim != 4 or want.shape == saved.shape:
+            continue
+        if want.shape[0] != saved.shape[0] or want.shape[2:] != saved.shape[2:]:
+            continue
+        if want.shape[1] <= saved.shape[1]:
+            continue
+        wide = torch.zeros(want.shape, dtype=saved.dtype, device=saved.device)
+        wide[:, : saved.shape[1]] = saved
+        policy[name] = wide
+    # the optimizer's state is for the old shapes: the run starts a fresh one
+    return {"policy": policy}
 
 
 def train(config: TrainConfig) -> TrainResult:
@@ -205,6 +239,11 @@ def train(config: TrainConfig) -> TrainResult:
 
         data, ds_env = load_bc_data(config.bc.dataset, config.env.env_id, config.ppo.gamma)
         config = replace(config, env=replace(config.env, **ds_env))
+        if config.bc.targets == "walk":
+            from agents.training.walks import walk_targets
+
+            soft = walk_targets(data.observations, data.actions, data.episodes)
+            data = replace(data, soft=soft, soft_rows=np.arange(len(soft)))
     resumed = resume_point(out, config) if config.resume else None  # the config as it was saved
     eval_spec = default_eval_source(config.env)
     eval_levels = eval_level_list(eval_spec, config.eval_episodes, config.seed) if eval_spec else []

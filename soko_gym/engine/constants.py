@@ -73,5 +73,6 @@ PLANE_GOAL = 2
 PLANE_BOX = 3
 PLANE_PLAYER = 4
 PLANE_DEAD = 5  # optional sixth plane: simple dead squares
+PLANE_TRAIL = 6  # optional seventh plane (Move env, after the dead plane): the player's last square
 N_PLANES = 5
-PLANE_NAMES = ("wall", "floor", "goal", "box", "player", "dead")
+PLANE_NAMES = ("wall", "floor", "goal", "box", "player", "dead", "trail")

@@ -24,6 +24,7 @@ from soko_gym.engine.constants import (
     PLANE_FLOOR,
     PLANE_GOAL,
     PLANE_PLAYER,
+    PLANE_TRAIL,
     PLANE_WALL,
 )
 from soko_gym.engine.reach import player_path, reach_player
@@ -44,7 +45,8 @@ def write_planes(cells, box_pos, n_boxes, player, obs):
         box_pos: int32[>= n_boxes] box squares.
         n_boxes: number of boxes in use.
         player: player square.
-        obs: uint8[C * n_cells] receives the planes; C is 5, or 6 with the dead-square plane.
+        obs: uint8[C * n_cells] receives the planes; C is 5, 6 with the dead-square plane, 7
+            with the trail plane too (at a reset the trail is the player's own square).
     """
     n = cells.shape[0]
     n_planes = obs.shape[0] // n
@@ -62,6 +64,21 @@ def write_planes(cells, box_pos, n_boxes, player, obs):
     for b in range(n_boxes):
         obs[PLANE_BOX * n + box_pos[b]] = 1
     obs[PLANE_PLAYER * n + player] = 1
+    if n_planes > PLANE_TRAIL:
+        obs[PLANE_TRAIL * n + player] = 1
+
+
+@njit(cache=True, nogil=True)
+def mark_trail(obs, n, player):
+    """Set the trail plane, when ``obs`` has one, to the square the player stands on now.
+
+    Called before each Move-env action, so the plane shows where the player stood one action
+    before (its own square after an action that did not move it): one step of memory in the
+    observation, as frame stacking gives, for policies that would otherwise step back and forth.
+    """
+    if obs.shape[0] // n > PLANE_TRAIL:
+        obs[PLANE_TRAIL * n : (PLANE_TRAIL + 1) * n] = 0
+        obs[PLANE_TRAIL * n + player] = 1
 
 
 @njit(cache=True, nogil=True)

@@ -40,6 +40,7 @@ from soko_gym.engine.moves import (
     ACT_NOOP,
     ACT_PUSH,
     count_on_goal,
+    mark_trail,
     move_mask,
     move_step,
     place_boxes,
@@ -92,6 +93,7 @@ def _act(kind, cells, offsets, state, scratch, i, action):
     obs = state.obs[i]
     lurd = scratch.lurd[i]
     if kind == KIND_MOVE:
+        mark_trail(obs, cells.shape[0], state.player[i])
         if action == NOOP_ACTION:
             return ACT_NOOP, 0, 0, 0, -1
         status, p, delta, moved_to = move_step(

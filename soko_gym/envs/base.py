@@ -59,6 +59,7 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
     """Base class of the soko-gym environments (see the subclasses for the documentation)."""
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 8}
+    trail_plane = False  # the Move env's option: a plane of the player's square one action ago
 
     def __init__(
         self,
@@ -125,11 +126,11 @@ class SokobanEnv(gym.Env[np.ndarray, np.int64], ABC):
         n = height * width
         self._n = n
         self._offsets = frame_offsets(width)
+        self._n_planes = N_PLANES + int(self.dead_plane) + int(self.trail_plane)
         self.observation_space = observation_space(
-            self.obs_size, obs_mode, self.dead_plane, tile_size
+            self.obs_size, obs_mode, self._n_planes, tile_size
         )
         self.action_space = gym.spaces.Discrete(self._n_actions())
-        self._n_planes = N_PLANES + int(self.dead_plane)
         table = self._source.table
         self._opts = new_env_options(
             self.kind,

@@ -45,7 +45,11 @@ class SokobanMoveEnv(SokobanEnv):
 
     ## Observation Space
     ``Box(0, 1, (C, H, W), uint8)``: planes wall, floor, goal, box, player (C = 5), plus dead
-    squares with ``dead_plane=True`` (C = 6). Each level is centred in the ``obs_size`` frame
+    squares with ``dead_plane=True`` (C = 6), plus the trail with ``trail_plane=True`` (C = 7, needs
+    the dead plane): the square the player stood on one action before (its own square at a
+    reset and after an action that did not move it). The trail is one step of memory, what
+    stacking the last two frames would give, for a policy that must not step back and forth
+    between two squares. Each level is centred in the ``obs_size`` frame
     (default: the largest level of the source); padding is in no plane. With ``obs_mode="rgb"``:
     ``Box(0, 255, (H * tile_size, W * tile_size, 3), uint8)`` images with the renderer's tiles.
 
@@ -70,7 +74,8 @@ class SokobanMoveEnv(SokobanEnv):
     ``gym.make("Sokoban-Move-v0", levels=..., obs_size=None, obs_mode="planes",
     dead_plane=False, tile_size=8, reward_scheme="boxoban", illegal_action="noop",
     deadlock_termination=False, deadlock_mask=False, deadlock_search=0, level_order="random",
-    generator_kwargs=None, noop_action=False, render_mode=None, max_episode_steps=120)``.
+    generator_kwargs=None, noop_action=False, trail_plane=False, render_mode=None,
+    max_episode_steps=120)``.
     ``levels``: a pack name or selection (``"microban:1-10"``), a path, a Level, a list of Level,
     or ``"generated"`` (with ``generator_kwargs`` for ``soko_gym.levels.generate_level``).
     ``level_order``: levels drawn from ``np_random`` ("random") or in order ("sequential");
@@ -86,6 +91,21 @@ class SokobanMoveEnv(SokobanEnv):
 
     kind = KIND_MOVE
 
-    def __init__(self, levels: Any = DEFAULT_LEVELS, *, noop_action: bool = False, **kwargs: Any):
+    def __init__(
+        self,
+        levels: Any = DEFAULT_LEVELS,
+        *,
+        noop_action: bool = False,
+        trail_plane: bool = False,
+        **kwargs: Any,
+    ):
         self.noop_action = bool(noop_action)
+        if trail_plane and not kwargs.get("dead_plane", False):
+            raise ValueError(
+                "trail_plane=True needs dead_plane=True (the trail is the seventh plane, after "
+                "the dead squares)"
+            )
+        if trail_plane and kwargs.get("obs_mode", "planes") != "planes":
+            raise ValueError("trail_plane=True is a plane: it needs obs_mode='planes'")
+        self.trail_plane = bool(trail_plane)
         super().__init__(levels, **kwargs)

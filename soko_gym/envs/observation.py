@@ -13,7 +13,6 @@ from gymnasium import spaces
 
 from soko_gym.engine.constants import (
     CELL_DTYPE,
-    N_PLANES,
     SQUARE_DTYPE,
 )
 from soko_gym.engine.env_bundles import EnvTables, env_tables
@@ -78,10 +77,10 @@ class LevelTable:
 
 
 def observation_space(
-    size: tuple[int, int], obs_mode: str, dead_plane: bool, tile_size: int
+    size: tuple[int, int], obs_mode: str, n_planes: int, tile_size: int
 ) -> spaces.Box:
-    """The observation space of one env: planes ``(C, H, W)`` or an RGB image."""
+    """The observation space of one env: ``n_planes`` planes ``(C, H, W)`` or an RGB image."""
     height, width = size
     if obs_mode == "planes":
-        return spaces.Box(0, 1, (N_PLANES + int(dead_plane), height, width), np.uint8)
+        return spaces.Box(0, 1, (n_planes, height, width), np.uint8)
     return spaces.Box(0, 255, (height * tile_size, width * tile_size, 3), np.uint8)

@@ -57,9 +57,9 @@ def check_planes(planes: np.ndarray, ndim: int) -> None:
         layout = "[C, H, W]" if ndim == 3 else "[N, C, H, W]"
         raise ValueError(f"planes must have shape {layout}, got {planes.shape}")
     n_channels = planes.shape[-3]
-    if n_channels not in (N_PLANES, N_PLANES + 1):
+    if n_channels not in (N_PLANES, N_PLANES + 1, N_PLANES + 2):
         raise ValueError(
-            f"planes must have {N_PLANES} or {N_PLANES + 1} channels, got {n_channels}"
+            f"planes must have {N_PLANES} to {N_PLANES + 2} channels, got {n_channels}"
         )
 
 
