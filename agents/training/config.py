@@ -16,7 +16,7 @@ from typing import Any
 from soko_gym.levels.spec import parse_source, parse_sources
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "dagger", "rllib-ppo")
-DAGGER_TARGETS = ("action", "ranked")  # DaggerConfig.targets
+DAGGER_TARGETS = ("action", "ranked", "walk")  # DaggerConfig.targets
 BC_TARGETS = ("action", "walk")  # BCConfig.targets
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
@@ -232,7 +232,9 @@ class DaggerConfig:
             legal push, and the label is a distribution over the pushes by their cost to go,
             ``exp(-(cost - best) / temperature)``; pushes after which the level is proven
             unsolvable get none, so the policy learns which pushes lose the level and that
-            tied best pushes are equally right (one planner call per legal push).
+            tied best pushes are equally right (one planner call per legal push). "walk" (Move
+            env only): every step that starts a shortest walk to the square of the plan's first
+            push, alike (``agents.training.labels.walk_observation``).
         temperature: the "ranked" distribution's temperature in pushes (smaller: nearer to
             uniform over the best pushes only).
         samples: ``dagger_samples.npz`` files of earlier runs (comma-separated): their
@@ -408,6 +410,11 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
                 f"Sokoban-Push env, got {config.env.env_id!r}"
+            )
+        if config.dagger.targets == "walk" and not config.env.env_id.startswith("Sokoban-Move"):
+            raise ValueError(
+                "dagger.targets 'walk' (--dagger-targets) labels player steps: it needs a "
+                f"Sokoban-Move env, got {config.env.env_id!r}"
             )
     if config.resume:
         if config.algo not in ("maskable-ppo", "ppo", "dqn", "dagger"):

@@ -423,9 +423,9 @@ def run_dagger(
                 if not legal.all():
                     raise RuntimeError("the planner's label is illegal in the env's action mask")
             targets = None
-            if labeller.ranked and ok.any():
-                costs = np.stack([label[2] for label, good in zip(labels, ok, strict=True) if good])
-                targets = ranked_targets(costs, dagger.temperature)
+            if labeller.soft and ok.any():
+                rows = np.stack([label[2] for label, good in zip(labels, ok, strict=True) if good])
+                targets = ranked_targets(rows, dagger.temperature) if labeller.ranked else rows
             aggregate.add(got.observations[ok], actions[ok], got.action_masks[ok], targets=targets)
             row.update(beta=beta, visited=got.visited, new_states=len(labels))
             row.update(labelled=int(ok.sum()))

@@ -20,6 +20,7 @@ import numpy as np
 
 from agents.expert.policy import ACTION_SPACES, PositionKey, plan_actions, read_position
 from agents.training.config import DaggerConfig
+from soko_gym.engine.constants import MOVE_CHARS, N_DIRECTIONS
 from soko_gym.execution import Backend, run_ordered
 
 # a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
@@ -99,6 +100,50 @@ def rank_observation(
     return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
 
 
+def walk_observation(
+    planes: np.ndarray, planner: str = "astar", max_seconds: float = 5.0
+) -> RankedLabel:
+    """A Move-env observation labelled with every first step of a shortest walk to a push.
+
+    The position is solved as in ``label_observation``; the label weighs alike every step
+    that starts a shortest walk to the square the plan's first push is made from (the push
+    itself when the player stands there), as ``agents.training.walks`` labels a dataset
+    (``DaggerConfig.targets="walk"``).
+
+    Returns:
+        ("ok", the plan's first step, float32[4] label), or ("dead" / "failed", -1, zeros).
+    """
+    import planners
+    from agents.training.walks import shortest_steps
+
+    position = read_position(np.asarray(planes))
+    none = np.zeros(N_DIRECTIONS, dtype=np.float32)
+    if position.solved:
+        return ("failed", -1, none)
+    limits = planners.SearchLimits(max_seconds=float(max_seconds))
+    result = planners.solve(position.to_level(), planner, limits)
+    if not result.solved or not result.lurd:
+        return ("dead" if result.status == "unsolvable" else "failed", -1, none)
+    first = MOVE_CHARS.index(result.lurd[0].lower())
+    label = none.copy()
+    label[first] = 1.0
+    walk = len(result.lurd) - len(result.lurd.lstrip(MOVE_CHARS))
+    if walk > 0:
+        offsets = position.offsets()
+        stand = position.player + sum(offsets[MOVE_CHARS.index(c)] for c in result.lurd[:walk])
+        free = position.floor.copy()
+        free[list(position.boxes)] = False
+        width = position.width
+        steps = shortest_steps(
+            free.reshape(1, *position.shape),
+            np.array([divmod(position.player, width)]),
+            np.array([divmod(stand, width)]),
+        )[0]
+        if steps[first]:
+            label = (steps / steps.sum()).astype(np.float32)
+    return ("ok", first, label)
+
+
 def ranked_targets(costs: np.ndarray, temperature: float) -> np.ndarray:
     """Soft labels float32[N, n_actions] from push costs: ``exp(-(cost - best) / temperature)``.
 
@@ -139,19 +184,24 @@ class Labeller:
             raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
         self.action_space = action_space
         self.ranked = dagger.targets == "ranked"
+        self.walk = dagger.targets == "walk"
+        self.soft = self.ranked or self.walk  # labels carry a distribution (third field)
         if self.ranked and action_space != "push":
             raise ValueError(
                 f"ranked labels rank pushes: the action space must be 'push', got {action_space!r}"
             )
-        self.fn: Callable[[Any], Any] = (
-            partial(rank_observation, planner=dagger.planner, max_seconds=dagger.time_limit)
-            if self.ranked
-            else partial(
-                label_observation,
-                planner=dagger.planner,
-                max_seconds=dagger.time_limit,
-                action_space=action_space,
+        if self.walk and action_space != "move":
+            raise ValueError(
+                f"walk labels label player steps: the action space must be 'move', got "
+                f"{action_space!r}"
             )
+        limits = {"planner": dagger.planner, "max_seconds": dagger.time_limit}
+        self.fn: Callable[[Any], Any] = (
+            partial(rank_observation, **limits)
+            if self.ranked
+            else partial(walk_observation, **limits)
+            if self.walk
+            else partial(label_observation, **limits, action_space=action_space)
         )
         jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
         self.backend = Backend(jobs=jobs, ray=ray)

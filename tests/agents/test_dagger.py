@@ -504,6 +504,26 @@ def test_dagger__ranked_targets_train_on_soft_labels(tmp_path):
     assert load_model(result.model_path) is not None
 
 
+def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path):
+    from agents.training.dagger import SAMPLES_FILE, load_samples
+
+    config = dagger_config(tmp_path, "walk", labels=20, targets="walk", beta0=0.0)
+    config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
+    result = train(config)
+    rows = read_csv(result.out / "dagger.csv")
+    assert len(rows) == 2 and int(rows[1]["labelled"]) > 0
+    samples = load_samples(str(result.out / SAMPLES_FILE), (7, 6, 6), 4)
+    assert samples.observations.shape[1] == 7 and samples.soft is not None
+    labels = samples.targets(np.arange(len(samples.actions)))
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-6)
+    assert (labels[np.arange(len(labels)), samples.actions] > 0).all()
+    with pytest.raises(ValueError, match="walk"):
+        Labeller(DaggerConfig(targets="walk"), "push")
+    push = dagger_config(tmp_path, "x", targets="walk")
+    with pytest.raises(ValueError, match="--dagger-targets"):
+        check_config(push)
+
+
 def test_check_config__ranked_targets_need_the_push_env_and_a_positive_temperature(tmp_path):
     config = dagger_config(tmp_path, "x", targets="ranked")
     config.env = replace(config.env, env_id="Sokoban-Move-v0")

@@ -254,13 +254,59 @@ def test_load_bc_data__pools_datasets_and_fixes_the_frame(tmp_path):
     b = collect_tiny(tmp_path / "b.npz", seed=2, limit=4)
     one, _ = load_bc_data(str(a), "Sokoban-Push-v0")
     both, env = load_bc_data(f"{a},{b}", "Sokoban-Push-v0")
-    assert env == {"obs_size": (6, 6), "dead_plane": True}
+    assert env == {"obs_size": (6, 6), "dead_plane": True, "trail_plane": False}
     assert len(both.actions) > len(one.actions) and set(both.episodes.tolist()) == set(range(7))
     with pytest.raises(ValueError, match="collected in"):
         load_bc_data(str(a), "Sokoban-Move-v0")
     c = collect_tiny(tmp_path / "c.npz", seed=3, limit=2, obs_size=(7, 7))
     with pytest.raises(ValueError, match="observations"):
         load_bc_data(f"{a},{c}", "Sokoban-Push-v0")
+
+
+def test_train__a_trail_plane_run_starts_from_the_model_saved_without_it(tmp_path):
+    from agents.expert.collect import collect_dataset
+    from agents.training.bc import policy_outputs
+
+    def move_data(name, **env_kwargs):
+        path = tmp_path / name
+        collect_dataset(
+            "Sokoban-Move-v0",
+            "generated",
+            "astar",
+            path,
+            format="npz",
+            limit=6,
+            seed=1,
+            generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
+            env_kwargs={"dead_plane": True, **env_kwargs},
+            progress=False,
+        )
+        return path
+
+    plain, trail = move_data("plain.npz"), move_data("trail.npz", trail_plane=True)
+    narrow = tiny_config(tmp_path, "narrow", algo="bc", steps=20)
+    narrow.env = replace(narrow.env, env_id="Sokoban-Move-v0")
+    narrow.bc = BCConfig(dataset=str(plain), targets="walk", log_every=10)
+    narrow_path = train(narrow).model_path
+    wide = tiny_config(tmp_path, "wide", algo="bc", steps=1, init_model=str(narrow_path))
+    wide.env = narrow.env
+    wide.bc = BCConfig(dataset=str(trail), learning_rate=0.0, log_every=1)  # weights kept
+    result = train(wide)
+    old, _ = load_model(narrow_path)
+    new, meta = load_model(result.model_path, require_meta=True)
+    assert meta["env_kwargs"]["trail_plane"] is True
+    assert new.observation_space.shape[0] == 7
+    data, _ = load_bc_data(str(trail), "Sokoban-Move-v0")
+    obs = torch.as_tensor(data.observations[:32])
+    assert obs[:, 6].any()  # the trail is there, and the new planes' weights start at zero
+    with torch.no_grad():
+        got = policy_outputs(new.policy, obs)[0]
+        want = policy_outputs(old.policy, obs[:, :6])[0]
+    torch.testing.assert_close(got, want)
+    with pytest.raises(ValueError, match="trail_plane"):
+        check = tiny_config(tmp_path, "push")
+        check.env = replace(check.env, trail_plane=True)
+        train(check)
 
 
 def test_soko_train__command_line(tmp_path, capsys):
