@@ -445,6 +445,20 @@ def plan_actions(position: Position, lurd: str, action_space: str) -> list[tuple
     return steps
 
 
+def push_action_mask(position: Position) -> np.ndarray:
+    """bool[4 * H * W]: the Push env's legal pushes in ``position`` (its ``action_mask``)."""
+    offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
+    box_at, box_pos = position.box_arrays()
+    mask = np.zeros(4 * position.n_cells, dtype=bool)
+    stamps = new_stamps(position.cells)
+    stack = np.empty(4 * position.n_cells, dtype=SQUARE_DTYPE)
+    n_boxes = len(position.boxes)
+    push_mask(
+        position.cells, box_at, box_pos, n_boxes, offsets, position.player, stamps, stack, mask
+    )
+    return mask
+
+
 def legal_action(position: Position, action_space: str) -> int:
     """A legal action in ``position`` for ``action_space`` (0 when none is legal).
 
@@ -453,26 +467,12 @@ def legal_action(position: Position, action_space: str) -> int:
     Move: the first direction that is not into a wall or an immovable box.
     """
     offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
-    box_at, box_pos = position.box_arrays()
-    cells = position.cells
     if action_space == "move":
+        box_at, _ = position.box_arrays()
         mask = np.zeros(4, dtype=bool)
-        move_mask(cells, box_at, offsets, position.player, mask)
+        move_mask(position.cells, box_at, offsets, position.player, mask)
     else:
-        mask = np.zeros(4 * position.n_cells, dtype=bool)
-        stamps = new_stamps(cells)
-        stack = np.empty(4 * position.n_cells, dtype=SQUARE_DTYPE)
-        push_mask(
-            cells,
-            box_at,
-            box_pos,
-            len(position.boxes),
-            offsets,
-            position.player,
-            stamps,
-            stack,
-            mask,
-        )
+        mask = push_action_mask(position)
     legal = np.flatnonzero(mask)
     if legal.size == 0:
         return 0

@@ -241,6 +241,10 @@ class DaggerConfig:
             labelled positions join the aggregate in iteration 0 (after ``bc.dataset``'s) and
             are never labelled again, so a run continues another's without paying for its
             labels twice (with ``init_model`` set to that run's model).
+        teacher: Move env: a Push-env model (``pretrained:NAME`` or a ``.zip``) labels the
+            rollout positions instead of the planner, with walk labels toward the push it picks
+            (``agents.training.teacher``): one forward pass a position, no search, and the same
+            push for every position of a walk.
     """
 
     iterations: int = 5
@@ -258,6 +262,7 @@ class DaggerConfig:
     targets: str = "action"
     temperature: float = 0.5
     samples: str | None = None
+    teacher: str | None = None
 
 
 @dataclass
@@ -410,6 +415,13 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
                 f"Sokoban-Push env, got {config.env.env_id!r}"
+            )
+        if config.dagger.teacher and (
+            config.dagger.targets == "ranked" or not config.env.env_id.startswith("Sokoban-Move")
+        ):
+            raise ValueError(
+                "dagger.teacher (--dagger-teacher) gives walk labels in a Sokoban-Move env, got "
+                f"{config.env.env_id!r} with --dagger-targets {config.dagger.targets!r}"
             )
         if config.dagger.targets == "walk" and not config.env.env_id.startswith("Sokoban-Move"):
             raise ValueError(

@@ -88,7 +88,7 @@ class Rollout:
 def rollout(
     model: Any,
     env: Any,
-    expert: PlannerPolicy,
+    expert: Any,
     beta: float,
     budget: int,
     seen: set[PositionKey],
@@ -371,7 +371,11 @@ def run_dagger(
     dagger = config.dagger
     action_space = action_space_of(config.env.env_id)
     labeller = Labeller(dagger, action_space, config.rllib.ray_address)
-    expert = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
+    expert: Any = PlannerPolicy(dagger.planner, dagger.time_limit, action_space)
+    if labeller.teacher is not None:
+        from agents.training.teacher import TeacherPolicy
+
+        expert = TeacherPolicy(labeller.teacher)
     rng = np.random.default_rng(config.seed)
     bc_config = replace(config.bc, val_fraction=0.0, log_every=max(1, config.steps))
     aggregate = Aggregate()

@@ -1,7 +1,9 @@
 """The expert's labels of observations for DAgger: a planner's action, or every push ranked.
 
 A label is the first action of a fresh plan from the position rebuilt from the observation
-planes (``label_observation``, as ``agents.expert.policy`` reads them). With ranked labels
+planes (``label_observation``, as ``agents.expert.policy`` reads them); with
+``DaggerConfig.teacher``, walk labels toward a Push-env model's push instead
+(``agents.training.teacher``). With ranked labels
 (``DaggerConfig.targets="ranked"``, Push env) every legal push is applied and the position
 after it solved (``rank_observation``), its cost turned into a distribution over the pushes
 (``ranked_targets``). ``Labeller`` labels each position once (``Position.key``), in position
@@ -195,6 +197,17 @@ class Labeller:
                 f"walk labels label player steps: the action space must be 'move', got "
                 f"{action_space!r}"
             )
+        self.teacher = None
+        if dagger.teacher:
+            from agents.training.teacher import PushTeacher
+
+            if action_space != "move":
+                raise ValueError(
+                    f"a teacher labels player steps: the action space must be 'move', got "
+                    f"{action_space!r}"
+                )
+            self.teacher = PushTeacher(dagger.teacher)
+            self.walk = self.soft = True
         limits = {"planner": dagger.planner, "max_seconds": dagger.time_limit}
         self.fn: Callable[[Any], Any] = (
             partial(rank_observation, **limits)
@@ -232,7 +245,11 @@ class Labeller:
                 if self.ranked and masks is not None  # masks checked above
                 else [observations[i] for i in rows]
             )
-            labels = run_ordered(self.fn, payloads, self.backend)
+            labels = (
+                self.teacher.label(np.stack(payloads))
+                if self.teacher is not None
+                else run_ordered(self.fn, payloads, self.backend)
+            )
             self.seconds += time.perf_counter() - start
             self.cache.update(zip(todo, labels, strict=True))
         return [self.cache[k] for k in keys]

@@ -524,6 +524,23 @@ def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path):
         check_config(push)
 
 
+def test_dagger__a_push_env_model_teaches_the_move_env(tmp_path):
+    from agents.training.dagger import SAMPLES_FILE, load_samples
+
+    teacher = train(dagger_config(tmp_path, "push", iterations=1, labels=20)).model_path
+    config = dagger_config(tmp_path, "taught", labels=20, targets="walk", teacher=str(teacher))
+    config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
+    result = train(config)  # iteration 0 rolls out the teacher itself
+    rows = read_csv(result.out / "dagger.csv")
+    assert len(rows) == 2 and all(int(r["labelled"]) > 0 for r in rows)
+    samples = load_samples(str(result.out / SAMPLES_FILE), (7, 6, 6), 4)
+    labels = samples.targets(np.arange(len(samples.actions)))
+    assert (labels[np.arange(len(labels)), samples.actions] > 0).all()
+    push = dagger_config(tmp_path, "x", teacher=str(teacher))
+    with pytest.raises(ValueError, match="--dagger-teacher"):
+        check_config(push)
+
+
 def test_check_config__ranked_targets_need_the_push_env_and_a_positive_temperature(tmp_path):
     config = dagger_config(tmp_path, "x", targets="ranked")
     config.env = replace(config.env, env_id="Sokoban-Move-v0")

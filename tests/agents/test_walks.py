@@ -97,3 +97,45 @@ def test_walk_observation__labels_every_shortest_first_step_of_a_fresh_plan():
         obs, *_ = env.step(step)
     status, action, label = walk_observation(obs)
     assert (status, action) == ("ok", right) and label.tolist() == [0, 0, 0, 1]
+
+
+def test_push_teacher__labels_one_push_per_walk_and_solves_test_levels():
+    """The shipped Push agent as the Move env's teacher: every position of a walk is labelled
+    toward the same push (the player asked on its region's square), and playing its labels'
+    steps solves unfiltered-test levels."""
+    import gymnasium as gym
+    import pytest
+
+    pytest.importorskip("sb3_contrib")
+    from agents.training.teacher import PushTeacher, TeacherPolicy
+    from soko_gym.engine.constants import PLANE_BOX
+
+    teacher = PushTeacher("pretrained:boxoban-push")
+    env = gym.make(
+        "Sokoban-Move-v0",
+        levels="boxoban-unfiltered-test:1-5",
+        dead_plane=True,
+        trail_plane=True,
+        deadlock_termination=True,
+    )
+    solved = 0
+    for k in range(5):
+        obs, info = env.reset(options={"level_index": k})
+        target = None
+        while True:
+            _, pushes = teacher.pushes(obs[None])
+            assert target is None or pushes[0] == target  # mid-walk: the same push
+            status, action, label = teacher.label(obs[None])[0]
+            assert status == "ok" and info["action_mask"][action] and label[action] > 0
+            assert np.isclose(label.sum(), 1.0)
+            boxes = obs[PLANE_BOX].copy()
+            obs, _, term, trunc, info = env.step(action)
+            target = None if not np.array_equal(boxes, obs[PLANE_BOX]) else pushes[0]
+            if term or trunc:
+                break
+        solved += bool(info["solved"])
+    assert solved >= 4
+    actions, _ = TeacherPolicy(teacher).predict(np.stack([env.reset(seed=0)[0]] * 2))
+    assert actions.shape == (2,)
+    with pytest.raises(ValueError, match="Push-env"):
+        PushTeacher("pretrained:boxoban-move")
