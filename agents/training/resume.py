@@ -27,6 +27,7 @@ RESUMABLE = (  # the budgets and reporting a resumed run may change
     "overwrite",
     "eval_every",
     "checkpoint_every",
+    "init_model",  # where the first session started: a resumed run starts from its checkpoint
 )
 RESUMABLE_DAGGER = ("iterations",)
 _RL_CHECKPOINT = re.compile(r"model_(\d+)_steps\.zip")

@@ -101,6 +101,12 @@ def test_resume__a_dagger_run_continues_after_its_last_iteration(tmp_path):
     assert [r["iteration"] for r in rows] == ["0", "1", "2"]
     assert int(rows[2]["dataset"]) > int(rows[1]["dataset"])  # the earlier samples kept
     assert (out / "checkpoints" / "model_dagger_2.zip").exists()
+    # a run that started from another model (--init-model) resumes without it
+    started = replace(config, out=str(tmp_path / "started"), init_model=str(out / "model.zip"))
+    train(started)
+    more = replace(started, init_model=None, dagger=replace(config.dagger, iterations=3))
+    train(replace(more, resume=True))
+    assert [r["iteration"] for r in _rows(tmp_path / "started" / "dagger.csv")] == ["0", "1", "2"]
 
 
 def test_soko_train__resume_flag(tmp_path, capsys):
