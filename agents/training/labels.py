@@ -116,7 +116,7 @@ def walk_observation(
         ("ok", the plan's first step, float32[4] label), or ("dead" / "failed", -1, zeros).
     """
     import planners
-    from agents.training.walks import shortest_steps
+    from agents.training.walks import position_steps
 
     position = read_position(np.asarray(planes))
     none = np.zeros(N_DIRECTIONS, dtype=np.float32)
@@ -133,14 +133,7 @@ def walk_observation(
     if walk > 0:
         offsets = position.offsets()
         stand = position.player + sum(offsets[MOVE_CHARS.index(c)] for c in result.lurd[:walk])
-        free = position.floor.copy()
-        free[list(position.boxes)] = False
-        width = position.width
-        steps = shortest_steps(
-            free.reshape(1, *position.shape),
-            np.array([divmod(position.player, width)]),
-            np.array([divmod(stand, width)]),
-        )[0]
+        steps = position_steps(position, stand)
         if steps[first]:
             label = (steps / steps.sum()).astype(np.float32)
     return ("ok", first, label)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.expert.policy import push_action_mask, read_position
-from agents.training.walks import shortest_steps
+from agents.training.walks import position_steps
 from soko_gym.engine.actions import square_push_parts
 from soko_gym.engine.constants import N_DIRECTIONS, N_PLANES, PLANE_PLAYER
 
@@ -106,14 +106,7 @@ def _walk_label(position: Any, push: int) -> tuple[str, int, np.ndarray]:
     if stand == position.player:
         label[d] = 1.0
         return ("ok", int(d), label)
-    free = position.floor.copy()
-    free[list(position.boxes)] = False
-    width = position.width
-    steps = shortest_steps(
-        free.reshape(1, *position.shape),
-        np.array([divmod(position.player, width)]),
-        np.array([divmod(stand, width)]),
-    )[0]
+    steps = position_steps(position, stand)
     if not steps.any():  # cannot happen for a push the mask allows: its side is reachable
         raise RuntimeError(f"no walk to the teacher's push {push} from square {position.player}")
     label[steps] = 1.0 / steps.sum()

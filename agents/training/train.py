@@ -310,7 +310,8 @@ def train(config: TrainConfig) -> TrainResult:
             from agents.training.dagger import run_dagger
 
             dagger = config.dagger
-            run.log(f"DAgger: {dagger.iterations} iterations, expert {dagger.planner}")
+            expert_name = f"teacher {dagger.teacher}" if dagger.teacher else dagger.planner
+            run.log(f"DAgger: {dagger.iterations} iterations, expert {expert_name}")
             run_dagger(
                 config,
                 model,

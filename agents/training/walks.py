@@ -11,6 +11,8 @@ policy that picks among them cannot loop while its next push stays the same.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from soko_gym.engine.constants import (
@@ -41,6 +43,22 @@ def shortest_steps(free: np.ndarray, player: np.ndarray, target: np.ndarray) -> 
         rows = slice(start, min(start + _CHUNK, n))
         out[rows] = _chunk_steps(free[rows], player[rows], target[rows])
     return out
+
+
+def position_steps(position: Any, stand: int) -> np.ndarray:
+    """bool[4]: the steps that start a shortest walk from ``position``'s player to ``stand``.
+
+    ``position`` is an ``agents.expert.policy.Position``; ``stand`` a frame square. The boxes
+    stay where they stand.
+    """
+    free = position.floor.copy()
+    free[list(position.boxes)] = False
+    width = position.width
+    return shortest_steps(
+        free.reshape(1, *position.shape),
+        np.array([divmod(position.player, width)]),
+        np.array([divmod(stand, width)]),
+    )[0]
 
 
 def _chunk_steps(free: np.ndarray, player: np.ndarray, target: np.ndarray) -> np.ndarray:
