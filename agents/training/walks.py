@@ -21,7 +21,9 @@ from soko_gym.engine.constants import (
     PLANE_BOX,
     PLANE_FLOOR,
     PLANE_PLAYER,
+    SQUARE_DTYPE,
 )
+from soko_gym.engine.reach import new_stamps, walk_distances
 
 _FAR = np.int16(10_000)
 _CHUNK = 65_536  # samples per distance sweep (memory: ~20 bytes a square)
@@ -49,16 +51,24 @@ def position_steps(position: Any, stand: int) -> np.ndarray:
     """bool[4]: the steps that start a shortest walk from ``position``'s player to ``stand``.
 
     ``position`` is an ``agents.expert.policy.Position``; ``stand`` a frame square. The boxes
-    stay where they stand.
+    stay where they stand; the distances are the engine's (``reach.walk_distances``).
     """
-    free = position.floor.copy()
-    free[list(position.boxes)] = False
-    width = position.width
-    return shortest_steps(
-        free.reshape(1, *position.shape),
-        np.array([divmod(position.player, width)]),
-        np.array([divmod(stand, width)]),
-    )[0]
+    n = position.n_cells
+    box_at, _ = position.box_arrays()
+    offsets = position.offsets()
+    stamps = new_stamps(position.cells)
+    dist = np.zeros(n, dtype=SQUARE_DTYPE)
+    queue = np.empty(n, dtype=SQUARE_DTYPE)
+    mark, _ = walk_distances(
+        box_at, np.array(offsets, dtype=SQUARE_DTYPE), stand, stamps, queue, dist
+    )
+    player = position.player
+    steps = np.zeros(N_DIRECTIONS, dtype=bool)
+    if player != stand and stamps[player] == mark:
+        for d, off in enumerate(offsets):
+            nb = player + off
+            steps[d] = stamps[nb] == mark and dist[nb] == dist[player] - 1
+    return steps
 
 
 def _chunk_steps(free: np.ndarray, player: np.ndarray, target: np.ndarray) -> np.ndarray:
