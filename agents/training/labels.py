@@ -49,18 +49,30 @@ def label_observation(
         ("ok", action), ("dead", -1) when the planner proves the position unsolvable, or
         ("failed", -1) when it does not solve it within ``max_seconds`` (or it is solved).
     """
+    position, lurd, status = _fresh_plan(planes, planner, max_seconds)
+    if lurd:
+        steps = plan_actions(position, lurd, action_space)
+        if steps:
+            return ("ok", int(steps[0][1]))
+    return (status if status != "ok" else "failed", -1)
+
+
+def _fresh_plan(planes: np.ndarray, planner: str, max_seconds: float) -> tuple[Any, str, str]:
+    """(the position rebuilt from ``planes``, the planner's LURD from it or "", a status).
+
+    The status is "ok" with a solution, "dead" when the planner proves the position
+    unsolvable, "failed" when it runs out of time or the position is already solved.
+    """
     import planners
 
     position = read_position(np.asarray(planes))
     if position.solved:
-        return ("failed", -1)
+        return position, "", "failed"
     limits = planners.SearchLimits(max_seconds=float(max_seconds))
     result = planners.solve(position.to_level(), planner, limits)
     if result.solved:
-        steps = plan_actions(position, result.lurd, action_space)
-        if steps:
-            return ("ok", int(steps[0][1]))
-    return ("dead" if result.status == "unsolvable" else "failed", -1)
+        return position, result.lurd, "ok"
+    return position, "", "dead" if result.status == "unsolvable" else "failed"
 
 
 def rank_observation(
@@ -115,24 +127,18 @@ def walk_observation(
     Returns:
         ("ok", the plan's first step, float32[4] label), or ("dead" / "failed", -1, zeros).
     """
-    import planners
     from agents.training.walks import position_steps
 
-    position = read_position(np.asarray(planes))
-    none = np.zeros(N_DIRECTIONS, dtype=np.float32)
-    if position.solved:
-        return ("failed", -1, none)
-    limits = planners.SearchLimits(max_seconds=float(max_seconds))
-    result = planners.solve(position.to_level(), planner, limits)
-    if not result.solved or not result.lurd:
-        return ("dead" if result.status == "unsolvable" else "failed", -1, none)
-    first = MOVE_CHARS.index(result.lurd[0].lower())
-    label = none.copy()
+    position, lurd, status = _fresh_plan(planes, planner, max_seconds)
+    label = np.zeros(N_DIRECTIONS, dtype=np.float32)
+    if not lurd:
+        return (status if status != "ok" else "failed", -1, label)
+    first = MOVE_CHARS.index(lurd[0].lower())
     label[first] = 1.0
-    walk = len(result.lurd) - len(result.lurd.lstrip(MOVE_CHARS))
+    walk = len(lurd) - len(lurd.lstrip(MOVE_CHARS))
     if walk > 0:
         offsets = position.offsets()
-        stand = position.player + sum(offsets[MOVE_CHARS.index(c)] for c in result.lurd[:walk])
+        stand = position.player + sum(offsets[MOVE_CHARS.index(c)] for c in lurd[:walk])
         steps = position_steps(position, stand)
         if steps[first]:
             label = (steps / steps.sum()).astype(np.float32)
