@@ -380,6 +380,7 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+    kind = config.env.env_id.removeprefix("Sokoban-").split("-")[0]  # Push, Move or Macro
     if config.algo == "bc" and not config.bc.dataset:
         raise ValueError("algo 'bc' needs a dataset (--dataset PATH_OR_MINARI_ID)")
     if config.algo in ("bc", "dagger"):
@@ -387,7 +388,7 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 f"bc.finetune_algo must be 'maskable-ppo' or 'ppo', got {config.bc.finetune_algo!r}"
             )
-        if config.bc.augment and config.env.env_id.startswith("Sokoban-Macro"):
+        if config.bc.augment and kind == "Macro":
             raise ValueError(
                 "bc.augment (--bc-augment) is for the Push and Move envs: the Macro env's "
                 "actions have no symmetry here"
@@ -396,7 +397,7 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 f"bc.targets (--bc-targets) must be one of {BC_TARGETS}, got {config.bc.targets!r}"
             )
-        if config.bc.targets == "walk" and not config.env.env_id.startswith("Sokoban-Move"):
+        if config.bc.targets == "walk" and kind != "Move":
             raise ValueError(
                 "bc.targets 'walk' (--bc-targets) labels player steps: it needs a Sokoban-Move "
                 f"env, got {config.env.env_id!r}"
@@ -404,9 +405,7 @@ def check_config(config: TrainConfig) -> None:
         lr_end = config.bc.lr_end
         if lr_end is not None and (isinstance(lr_end, bool) or not lr_end >= 0):
             raise ValueError(f"bc.lr_end (--bc-lr-end) must be >= 0, got {lr_end!r}")
-    if config.env.trail_plane and not (
-        config.env.env_id.startswith("Sokoban-Move") and config.env.dead_plane
-    ):
+    if config.env.trail_plane and not (kind == "Move" and config.env.dead_plane):
         raise ValueError(
             "env.trail_plane (--trail-plane) is a Move-env plane after the dead plane: it needs "
             f"a Sokoban-Move env and --dead-plane, got {config.env.env_id!r}"
@@ -415,27 +414,25 @@ def check_config(config: TrainConfig) -> None:
         check_rllib(config.rllib)
     if config.algo == "dagger":
         check_dagger(config.dagger, config.rllib.ray_address)
-        if config.dagger.targets == "ranked" and not config.env.env_id.startswith("Sokoban-Push"):
+        if config.dagger.targets == "ranked" and kind != "Push":
             raise ValueError(
                 "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
                 f"Sokoban-Push env, got {config.env.env_id!r}"
             )
-        if config.dagger.teacher and (
-            config.dagger.targets == "ranked" or not config.env.env_id.startswith("Sokoban-Move")
-        ):
+        if config.dagger.teacher and (config.dagger.targets == "ranked" or kind != "Move"):
             raise ValueError(
                 "dagger.teacher (--dagger-teacher) gives walk labels in a Sokoban-Move env, got "
                 f"{config.env.env_id!r} with --dagger-targets {config.dagger.targets!r}"
             )
         relabel = config.dagger.relabel
-        if not isinstance(relabel, int) or relabel < 0:
+        if isinstance(relabel, bool) or not isinstance(relabel, int) or relabel < 0:
             raise ValueError(f"dagger.relabel (--dagger-relabel) must be >= 0, got {relabel!r}")
         if relabel and not (config.dagger.teacher and config.bc.dataset):
             raise ValueError(
                 "dagger.relabel (--dagger-relabel) relabels bc.dataset (--dataset) by "
                 "dagger.teacher (--dagger-teacher): it needs both"
             )
-        if config.dagger.targets == "walk" and not config.env.env_id.startswith("Sokoban-Move"):
+        if config.dagger.targets == "walk" and kind != "Move":
             raise ValueError(
                 "dagger.targets 'walk' (--dagger-targets) labels player steps: it needs a "
                 f"Sokoban-Move env, got {config.env.env_id!r}"
