@@ -245,9 +245,6 @@ class DaggerConfig:
             rollout positions instead of the planner, with walk labels toward the push it picks
             (``agents.training.teacher``): one forward pass a position, no search, and the same
             push for every position of a walk.
-        relabel: with ``teacher`` and ``bc.dataset``: that many random samples of the dataset,
-            relabelled by the teacher, are iteration 0's data instead of the dataset (0: the
-            dataset with its own labels), so every label of the run is the teacher's.
     """
 
     iterations: int = 5
@@ -266,7 +263,6 @@ class DaggerConfig:
     temperature: float = 0.5
     samples: str | None = None
     teacher: str | None = None
-    relabel: int = 0
 
 
 @dataclass
@@ -423,14 +419,6 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(
                 "dagger.teacher (--dagger-teacher) gives walk labels in a Sokoban-Move env, got "
                 f"{config.env.env_id!r} with --dagger-targets {config.dagger.targets!r}"
-            )
-        relabel = config.dagger.relabel
-        if isinstance(relabel, bool) or not isinstance(relabel, int) or relabel < 0:
-            raise ValueError(f"dagger.relabel (--dagger-relabel) must be >= 0, got {relabel!r}")
-        if relabel and not (config.dagger.teacher and config.bc.dataset):
-            raise ValueError(
-                "dagger.relabel (--dagger-relabel) relabels bc.dataset (--dataset) by "
-                "dagger.teacher (--dagger-teacher): it needs both"
             )
         if config.dagger.targets == "walk" and kind != "Move":
             raise ValueError(

@@ -66,7 +66,6 @@ ROLLOUT_STEP_FACTOR = 20  # env steps of a rollout at most, per state of the lab
 ACCURACY_SAMPLES = 20_000  # training accuracy on a random sample, not every sample (minutes)
 SAMPLES_FILE = "dagger_samples.npz"  # the run's labelled rollout positions (``save_samples``)
 SAMPLES_FORMAT = "soko-gym dagger samples 1"
-RELABEL_FILE = "relabelled.npz"  # ``dagger.relabel``: the dataset samples with the teacher's labels
 
 
 @dataclass
@@ -245,11 +244,7 @@ def save_samples(aggregate: Aggregate, path: Path) -> int:
     """
     if len(aggregate) == aggregate.initial:
         return 0
-    return _write_samples(aggregate.data(rollouts_only=True), path)
-
-
-def _write_samples(data: BCData, path: Path) -> int:
-    """Write ``data`` to ``path`` in ``SAMPLES_FILE``'s format, replacing it whole."""
+    data = aggregate.data(rollouts_only=True)
     n_actions = data.action_masks.shape[1]
     soft = data.soft if data.soft is not None else np.zeros((0, n_actions), np.float32)
     rows = data.soft_rows if data.soft_rows is not None else np.full(len(data.actions), -1)
@@ -381,8 +376,6 @@ def run_dagger(
         from agents.training.teacher import TeacherPolicy
 
         expert = TeacherPolicy(labeller.teacher)
-    if dagger.relabel and initial is not None and labeller.teacher is not None:
-        initial = _relabelled(initial, labeller.teacher, config, out, first_iteration > 0, log)
     rng = np.random.default_rng(config.seed)
     bc_config = replace(config.bc, val_fraction=0.0, log_every=max(1, config.steps))
     aggregate = Aggregate()
@@ -444,10 +437,8 @@ def run_dagger(
             row.update(failed=sum(label[0] == "failed" for label in labels))
         row["label_seconds"] = labeller.seconds - label_start
         row["dataset"] = len(aggregate)
-        # a loaded policy has learned iteration 0's data, unless the teacher relabelled it
         loaded = iteration == 0 and initial is not None and config.init_model is not None
-        loaded = loaded and not dagger.relabel
-        if len(aggregate) and not loaded:
+        if len(aggregate) and not loaded:  # a loaded policy has learned iteration 0's data
             data = aggregate.data()
             steps = gradient_steps(config, len(data.actions), iteration)
             weights = aggregate.weights(dagger.new_share)
@@ -494,35 +485,6 @@ def run_dagger(
 
             ray.shutdown()
     return rows
-
-
-def _relabelled(
-    initial: BCData,
-    teacher: Any,
-    config: TrainConfig,
-    out: Path,
-    resumed: bool,
-    log: Callable[[str], None] | None,
-) -> BCData:
-    """``dagger.relabel`` samples of ``initial`` with the teacher's labels (``RELABEL_FILE``).
-
-    A resumed run reads the file its first session wrote instead of labelling again.
-    """
-    from agents.training.teacher import relabel
-
-    path = out / RELABEL_FILE
-    shape, n = initial.observations.shape[1:], initial.action_masks.shape[1]
-    if resumed and path.exists():
-        return load_samples(str(path), tuple(shape), int(n))
-    start = time.perf_counter()
-    data = relabel(initial, teacher, config.dagger.relabel, config.seed)
-    _write_samples(data, path)
-    if log is not None:
-        log(
-            f"[dagger] {len(data.actions)} dataset samples relabelled by the teacher in "
-            f"{time.perf_counter() - start:.0f} s"
-        )
-    return data
 
 
 def _sample(data: BCData, n: int, rng: np.random.Generator) -> BCData:

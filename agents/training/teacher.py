@@ -23,13 +23,11 @@ from typing import Any
 import numpy as np
 
 from agents.expert.policy import push_action_mask, read_position
-from agents.training.bc import BCData
 from agents.training.walks import position_steps
 from soko_gym.engine.actions import square_push_parts
 from soko_gym.engine.constants import N_DIRECTIONS, N_PLANES, PLANE_PLAYER
 
 BATCH = 1024  # observations per forward pass
-RELABEL_CHUNK = 10_000  # observations rebuilt and labelled at a time by ``relabel``
 
 
 class PushTeacher:
@@ -113,34 +111,6 @@ def _walk_label(position: Any, push: int) -> tuple[str, int, np.ndarray]:
         raise RuntimeError(f"no walk to the teacher's push {push} from square {position.player}")
     label[steps] = 1.0 / steps.sum()
     return ("ok", int(np.argmax(steps)), label)
-
-
-def relabel(data: BCData, teacher: PushTeacher, n: int, seed: int) -> BCData:
-    """``n`` random samples of ``data`` (all when fewer) with the teacher's walk labels.
-
-    A planner's dataset labels each walk toward its own solution's push, which differs from
-    the teacher's in about a quarter of a Boxoban dataset's steps; mixed with the teacher's
-    DAgger labels, the same board would be cloned toward two walks. Samples where no push is
-    legal are dropped. The same ``seed`` picks the same samples.
-    """
-    rng = np.random.default_rng(seed)
-    rows = np.sort(rng.choice(len(data.actions), min(n, len(data.actions)), replace=False))
-    status, actions, soft = [], [], []
-    for start in range(0, len(rows), RELABEL_CHUNK):
-        for s, a, label in teacher.label(data.observations[rows[start : start + RELABEL_CHUNK]]):
-            status.append(s == "ok")
-            actions.append(a)
-            soft.append(label)
-    keep = np.flatnonzero(status)
-    if not len(keep):
-        raise ValueError("relabel: the teacher has a legal push in none of the samples")
-    return BCData(
-        data.observations[rows[keep]],
-        np.asarray(actions, dtype=np.int64)[keep],
-        data.action_masks[rows[keep]],
-        soft=np.stack(soft)[keep],
-        soft_rows=np.arange(len(keep), dtype=np.int64),
-    )
 
 
 class TeacherPolicy:

@@ -541,45 +541,6 @@ def test_dagger__a_push_env_model_teaches_the_move_env(tmp_path):
         check_config(push)
 
 
-def test_dagger__relabel_gives_every_dataset_sample_the_teachers_label(tmp_path):
-    from agents.expert.collect import collect_dataset
-    from agents.training.dagger import RELABEL_FILE, load_samples
-    from agents.training.teacher import PushTeacher
-
-    teacher = train(dagger_config(tmp_path, "push", iterations=1, labels=20)).model_path
-    path = tmp_path / "move.npz"
-    collect_dataset(
-        "Sokoban-Move-v0",
-        "generated",
-        "astar",
-        path,
-        format="npz",
-        limit=4,
-        seed=1,
-        generator_kwargs={"width": 6, "height": 6, "n_boxes": 1},
-        env_kwargs={"dead_plane": True, "trail_plane": True},
-        progress=False,
-    )
-    config = dagger_config(
-        tmp_path, "relabelled", iterations=1, targets="walk", teacher=str(teacher), relabel=15
-    )
-    config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
-    config.bc = replace(config.bc, dataset=str(path))
-    result = train(config)
-    data = load_samples(str(result.out / RELABEL_FILE), (7, 6, 6), 4)
-    assert len(data.actions) == 15
-    labels = PushTeacher(str(teacher)).label(data.observations)
-    assert data.actions.tolist() == [a for _, a, _ in labels]
-    np.testing.assert_array_equal(data.targets(np.arange(15)), np.stack([w for *_, w in labels]))
-    assert int(read_csv(result.out / "dagger.csv")[0]["dataset"]) == 15
-    # a loaded policy has not learned the relabelled data: iteration 0 clones it
-    again = replace(config, out=str(tmp_path / "again"), init_model=str(result.model_path))
-    assert int(read_csv(train(again).out / "dagger.csv")[0]["gradient_steps"]) == 40
-    no_teacher = replace(config, dagger=replace(config.dagger, teacher=None))
-    with pytest.raises(ValueError, match="--dagger-relabel"):
-        check_config(no_teacher)
-
-
 def test_check_config__ranked_targets_need_the_push_env_and_a_positive_temperature(tmp_path):
     config = dagger_config(tmp_path, "x", targets="ranked")
     config.env = replace(config.env, env_id="Sokoban-Move-v0")
