@@ -375,7 +375,7 @@ def run_dagger(
     if labeller.teacher is not None:
         from agents.training.teacher import TeacherPolicy
 
-        expert = TeacherPolicy(labeller.teacher)
+        expert = TeacherPolicy(labeller)  # its labels cached for the labelling step
     rng = np.random.default_rng(config.seed)
     bc_config = replace(config.bc, val_fraction=0.0, log_every=max(1, config.steps))
     aggregate = Aggregate()

@@ -43,13 +43,9 @@ class PushTeacher:
 
     def __init__(self, model: str) -> None:
         from agents.playing.models import load_agent
-        from agents.playing.zoo import model_path
 
         name = str(model)
-        path = (
-            model_path(name.removeprefix("pretrained:")) if name.startswith("pretrained:") else name
-        )
-        agent = load_agent(path)
+        agent = load_agent(name)  # resolves "pretrained:NAME"
         if not agent.env_id.startswith("Sokoban-Push"):
             raise ValueError(f"teacher must be a Push-env model, got {name!r} ({agent.env_id})")
         self.agent = agent
@@ -114,10 +110,16 @@ def _walk_label(position: Any, push: int) -> tuple[str, int, np.ndarray]:
 
 
 class TeacherPolicy:
-    """``PushTeacher`` as DAgger's rollout expert: ``key`` and ``predict`` as ``PlannerPolicy``."""
+    """The teacher as DAgger's rollout expert: ``key`` and ``predict`` as ``PlannerPolicy``.
 
-    def __init__(self, teacher: PushTeacher) -> None:
-        self.teacher = teacher
+    Args:
+        labeller: anything with ``label(observations)`` giving ``PushTeacher.label``'s labels:
+            ``PushTeacher`` itself, or DAgger's ``Labeller``, whose cache then hands the
+            rollout's labels to the labelling step instead of computing them twice.
+    """
+
+    def __init__(self, labeller: Any) -> None:
+        self.labeller = labeller
 
     def key(self, position: Any) -> Any:
         """The position's key in the Move env (the player's exact square)."""
@@ -127,5 +129,5 @@ class TeacherPolicy:
         self, obs: np.ndarray, state: Any = None, episode_start: Any = None, **_: Any
     ) -> tuple[np.ndarray, None]:
         """The first step of each observation's label (0 where no push is legal)."""
-        labels = self.teacher.label(np.asarray(obs))
+        labels = self.labeller.label(np.asarray(obs))
         return np.array([max(a, 0) for _, a, _ in labels], dtype=np.int64), None
