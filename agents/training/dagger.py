@@ -231,6 +231,8 @@ class Aggregate:
             return
         has = data.soft_rows >= 0
         for rows, soft in ((np.flatnonzero(has), True), (np.flatnonzero(~has), False)):
+            if not len(rows):  # every sample soft (or none): the other part is empty
+                continue
             part = data.subset(rows)
             targets = part.targets(np.arange(len(rows))) if soft else None
             self.add(part.observations, part.actions, part.action_masks, targets=targets)

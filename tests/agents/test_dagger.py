@@ -638,6 +638,21 @@ def test_save_samples__soft_labels_and_actions_survive_the_round_trip(tmp_path):
     assert save_samples(empty, tmp_path / "none.npz") == 0 and not (tmp_path / "none.npz").exists()
 
 
+def test_add_data__a_file_whose_samples_are_all_soft_reloads(tmp_path):
+    # a teacher run labels every sample softly; resuming it re-adds that file to the aggregate
+    rng = np.random.default_rng(1)
+    obs = rng.integers(0, 2, (3, 2, 4, 4), dtype=np.uint8)
+    masks = np.ones((3, 4), dtype=bool)
+    soft = rng.random((3, 4)).astype(np.float32)
+    aggregate = Aggregate()
+    aggregate.add(obs, np.array([0, 1, 2]), masks, targets=soft)
+    save_samples(aggregate, tmp_path / SAMPLES_FILE)
+    resumed = Aggregate()
+    resumed.add_data(load_samples(str(tmp_path / SAMPLES_FILE), (2, 4, 4), 4))
+    back = resumed.data()
+    assert len(resumed) == 3 and np.allclose(back.targets(np.arange(3)), soft)
+
+
 def test_dagger_samples__bad_files_are_refused_naming_the_flag(tmp_path):
     with pytest.raises(ValueError, match="--dagger-samples"):
         check_config(dagger_config(tmp_path, "x", samples=str(tmp_path / "missing.npz")))
