@@ -147,14 +147,14 @@ def test_evaluate_passes_the_state_back_and_flags_each_episode_start():
 
 @pytest.mark.parametrize("rule", ["untried", "sample"])
 def test_the_rule_solves_a_test_level_the_greedy_agent_loses_in_a_cycle(rule):
-    """boxoban-unfiltered-test 13: the shipped Move agent, greedy, meets a board again within a
-    few steps and walks that cycle for its 120 steps; with the rule it leaves the cycle and
-    solves the level (the LURD verified by the engine)."""
+    """boxoban-unfiltered-test 13: the first shipped Move agent (``boxoban-move-v1``), greedy,
+    meets a board again within a few steps and walks that cycle for its 120 steps; with the
+    rule it leaves the cycle and solves the level (the LURD verified by the engine)."""
     import agents
     from agents.playing.repeat import RepeatAware
     from soko_gym.levels import load_levels, verify
 
-    agent = agents.pretrained("boxoban-move")
+    agent = agents.pretrained("boxoban-move-v1")
     level = load_levels("boxoban-unfiltered-test")[12]
 
     def play(policy):
@@ -191,7 +191,7 @@ def test_sb3_evaluate_policy_carries_the_memory():
     from soko_gym.levels import load_levels
 
     level = load_levels("boxoban-unfiltered-test")[12]
-    agent = agents.pretrained("boxoban-move", on_repeat="untried")
+    agent = agents.pretrained("boxoban-move-v1", on_repeat="untried")
     kwargs = dict(levels=level, max_episode_steps=120, **agent.env_kwargs)
     venv = DummyVecEnv([lambda: Monitor(gym.make(agent.env_id, **kwargs))])
     with warnings.catch_warnings():

@@ -20,10 +20,11 @@ def test_available__ships_a_push_and_a_move_boxoban_agent():
     assert agents.pretrained("boxoban-move").env_id == "Sokoban-Move-v0"
 
 
-@pytest.mark.parametrize(("name", "at_least"), [("boxoban-push", 12), ("boxoban-move", 3)])
+@pytest.mark.parametrize(("name", "at_least"), [("boxoban-push", 12), ("boxoban-move", 10)])
 def test_pretrained__solves_boxoban_levels_it_never_trained_on(name, at_least):
     """Greedy play of the first 20 unfiltered-test levels (120 actions each): the shipped
-    weights are the trained ones (the model cards report 1,000 levels: 86.8% and 45.9%)."""
+    weights are the trained ones (the model cards report 1,000 levels: 86.8% and 67.2%; the
+    Move agent solves 13 of these 20)."""
     agent = agents.pretrained(name)
     env = gym.make(agent.env_id, levels="boxoban-unfiltered-test:1-20", **agent.env_kwargs)
     solved = 0
