@@ -168,6 +168,11 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
     _, height, width = shape
     kwargs: dict[str, Any] = {"obs_size": (height, width), "dead_plane": shape[0] > N_PLANES}
     cells = height * width
+    if shape[0] == N_PLANES + 2 and n not in (4, 5):  # the trail plane is the Move env's only
+        raise ValueError(
+            f"a model with {shape[0]} observation planes (the trail plane) must be a Move-env "
+            f"model, but it has Discrete({n}) actions; give a sidecar <model>.json"
+        )
     if n == 4 * cells:
         return "Sokoban-Push-v0", kwargs
     if n == cells * cells:

@@ -27,6 +27,47 @@ def test_load_agent__env_from_the_model_spaces_without_sidecar(tiny_agent, tmp_p
     assert load_agent(tiny_agent).env_id == "Sokoban-Push-v0"
 
 
+@pytest.mark.parametrize(
+    ("planes", "n", "env_id", "extra"),
+    [
+        (6, 4 * 100, "Sokoban-Push-v0", {}),
+        (5, 100 * 100, "Sokoban-Macro-v0", {}),
+        (6, 4, "Sokoban-Move-v0", {"noop_action": False}),
+        (7, 5, "Sokoban-Move-v0", {"noop_action": True, "trail_plane": True}),
+    ],
+)
+def test_env_from_spaces__reads_the_env_from_planes_and_actions(planes, n, env_id, extra):
+    from types import SimpleNamespace
+
+    from gymnasium import spaces
+
+    from agents.playing.models import env_from_spaces
+
+    model = SimpleNamespace(
+        observation_space=spaces.Box(0, 1, (planes, 10, 10)), action_space=spaces.Discrete(n)
+    )
+    got_id, kwargs = env_from_spaces(model)
+    assert got_id == env_id
+    assert kwargs == {"obs_size": (10, 10), "dead_plane": planes > 5, **extra}
+
+
+def test_env_from_spaces__a_trail_plane_outside_the_move_env_is_refused():
+    from types import SimpleNamespace
+
+    from gymnasium import spaces
+
+    from agents.playing.models import env_from_spaces
+
+    model = SimpleNamespace(
+        observation_space=spaces.Box(0, 1, (7, 10, 10)), action_space=spaces.Discrete(400)
+    )
+    with pytest.raises(ValueError, match="7 observation planes.*Move-env.*Discrete\\(400\\)"):
+        env_from_spaces(model)
+    model.observation_space = spaces.Box(0, 1, (8, 10, 10))
+    with pytest.raises(ValueError, match="cannot tell the env"):
+        env_from_spaces(model)
+
+
 def test_load_agent__not_a_model(tmp_path):
     bad = tmp_path / "bad.zip"
     bad.write_text("nope")
