@@ -168,7 +168,8 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
     _, height, width = shape
     kwargs: dict[str, Any] = {"obs_size": (height, width), "dead_plane": shape[0] > N_PLANES}
     cells = height * width
-    if shape[0] == N_PLANES + 2 and n not in (4, 5):  # the trail plane is the Move env's only
+    move, trail = n in (4, 5), shape[0] == N_PLANES + 2
+    if trail and not move:  # the trail plane is the Move env's only
         raise ValueError(
             f"a model with {shape[0]} observation planes (the trail plane) must be a Move-env "
             f"model, but it has Discrete({n}) actions; give a sidecar <model>.json"
@@ -177,9 +178,12 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
         return "Sokoban-Push-v0", kwargs
     if n == cells * cells:
         return "Sokoban-Macro-v0", kwargs
-    if n in (4, 5):
-        trail = {"trail_plane": True} if shape[0] == N_PLANES + 2 else {}
-        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5, **trail}
+    if move:
+        return "Sokoban-Move-v0", {
+            **kwargs,
+            "noop_action": n == 5,
+            **({"trail_plane": True} if trail else {}),
+        }
     raise ValueError(f"cannot tell the env of a model with Discrete({n}) actions; use --agent-env")
 
 

@@ -1,11 +1,13 @@
 import json
 import shutil
+from types import SimpleNamespace
 
 import pytest
+from gymnasium import spaces
 
 pytest.importorskip("sb3_contrib")
 
-from agents.playing.models import load_agent, load_model, read_meta  # noqa: E402
+from agents.playing.models import env_from_spaces, load_agent, load_model, read_meta  # noqa: E402
 from soko_gym.levels import load_levels  # noqa: E402
 
 LEVELS = "microban:1-3"  # the tiny_agent fixture's levels (conftest.py)
@@ -27,6 +29,13 @@ def test_load_agent__env_from_the_model_spaces_without_sidecar(tiny_agent, tmp_p
     assert load_agent(tiny_agent).env_id == "Sokoban-Push-v0"
 
 
+def _spaces_model(planes, n):
+    """A stand-in model with 10x10 observations of ``planes`` planes and ``n`` actions."""
+    return SimpleNamespace(
+        observation_space=spaces.Box(0, 1, (planes, 10, 10)), action_space=spaces.Discrete(n)
+    )
+
+
 @pytest.mark.parametrize(
     ("planes", "n", "env_id", "extra"),
     [
@@ -37,35 +46,16 @@ def test_load_agent__env_from_the_model_spaces_without_sidecar(tiny_agent, tmp_p
     ],
 )
 def test_env_from_spaces__reads_the_env_from_planes_and_actions(planes, n, env_id, extra):
-    from types import SimpleNamespace
-
-    from gymnasium import spaces
-
-    from agents.playing.models import env_from_spaces
-
-    model = SimpleNamespace(
-        observation_space=spaces.Box(0, 1, (planes, 10, 10)), action_space=spaces.Discrete(n)
-    )
-    got_id, kwargs = env_from_spaces(model)
+    got_id, kwargs = env_from_spaces(_spaces_model(planes, n))
     assert got_id == env_id
     assert kwargs == {"obs_size": (10, 10), "dead_plane": planes > 5, **extra}
 
 
 def test_env_from_spaces__a_trail_plane_outside_the_move_env_is_refused():
-    from types import SimpleNamespace
-
-    from gymnasium import spaces
-
-    from agents.playing.models import env_from_spaces
-
-    model = SimpleNamespace(
-        observation_space=spaces.Box(0, 1, (7, 10, 10)), action_space=spaces.Discrete(400)
-    )
     with pytest.raises(ValueError, match="7 observation planes.*Move-env.*Discrete\\(400\\)"):
-        env_from_spaces(model)
-    model.observation_space = spaces.Box(0, 1, (8, 10, 10))
+        env_from_spaces(_spaces_model(7, 400))
     with pytest.raises(ValueError, match="cannot tell the env"):
-        env_from_spaces(model)
+        env_from_spaces(_spaces_model(8, 400))
 
 
 def test_load_agent__not_a_model(tmp_path):
