@@ -100,7 +100,14 @@ CARD_SLICE = re.compile(
 
 @pytest.mark.parametrize(
     "name",
-    ["boxoban-move", "boxoban-move-v1", "boxoban-push", "boxoban-push-v2", "boxoban-push-v1"],
+    [
+        "boxoban-move",
+        "boxoban-move-v1",
+        "boxoban-push",
+        "boxoban-push-v3",
+        "boxoban-push-v2",
+        "boxoban-push-v1",
+    ],
 )
 def test_shipped_models__solve_exactly_their_cards_count_on_the_fixed_slice(name):
     pytest.importorskip("stable_baselines3")
