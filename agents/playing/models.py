@@ -179,11 +179,9 @@ def env_from_spaces(model: Any) -> tuple[str, dict[str, Any]]:
     if n == cells * cells:
         return "Sokoban-Macro-v0", kwargs
     if move:
-        return "Sokoban-Move-v0", {
-            **kwargs,
-            "noop_action": n == 5,
-            **({"trail_plane": True} if trail else {}),
-        }
+        if trail:
+            kwargs["trail_plane"] = True
+        return "Sokoban-Move-v0", {**kwargs, "noop_action": n == 5}
     raise ValueError(f"cannot tell the env of a model with Discrete({n}) actions; use --agent-env")
 
 

@@ -16,6 +16,7 @@ from agents.benchmark.protocol import (
     load_protocol_agent,
     run_protocol,
 )
+from agents.playing.zoo import available
 from soko_gym.cli import main as soko
 from soko_gym.levels import load_levels
 
@@ -98,17 +99,7 @@ CARD_SLICE = re.compile(
 )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "boxoban-move",
-        "boxoban-move-v1",
-        "boxoban-push",
-        "boxoban-push-v3",
-        "boxoban-push-v2",
-        "boxoban-push-v1",
-    ],
-)
+@pytest.mark.parametrize("name", available())  # every shipped model, old versions too
 def test_shipped_models__solve_exactly_their_cards_count_on_the_fixed_slice(name):
     pytest.importorskip("stable_baselines3")
     from agents.playing.zoo import model_card
