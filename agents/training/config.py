@@ -311,9 +311,10 @@ class TrainConfig:
             then evaluates and saves as at its end. DAgger starts no iteration after it.
         overwrite: allow an output folder that already holds a run.
         init_model: start from this saved model's parameters (a ``model.zip`` of the same env
-            and network, e.g. a shipped ``pretrained_models/NAME/model.zip``) instead of a
-            fresh network; with ``algo="dagger"`` and a dataset, iteration 0 only adds the
-            dataset to the aggregate (the loaded policy has learned it) and evaluates.
+            and network, e.g. a shipped ``pretrained_models/NAME/model.zip``, or a narrower
+            one: ``agents.training.train.load_parameters``) instead of a fresh network; with
+            ``algo="dagger"`` and a dataset, iteration 0 only adds the dataset to the aggregate
+            (the loaded policy has learned it) and evaluates.
         resume: continue the run in ``out`` from its latest checkpoint (maskable-ppo, ppo, dqn,
             dagger; ``agents.training.resume``): a larger ``steps`` or ``dagger.iterations``
             goes on where it stopped, and its seconds add to the earlier sessions'.

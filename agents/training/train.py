@@ -175,9 +175,11 @@ def _logger(rl: Any, out: Path, resumed_at: int | None) -> Any:
 def load_parameters(model: Any, path: str) -> None:
     """Put the parameters of the saved model at ``path`` into ``model`` (``--init-model``).
 
-    A model saved for fewer observation planes (e.g. before ``--trail-plane``) starts a wider
-    one: the weights its convolutions give the new planes start at zero, so the new model
-    plays exactly as the saved one until training teaches it to use them.
+    A saved model may be narrower than ``model``: fewer observation planes (e.g. saved before
+    ``--trail-plane``) or, for the square policies, fewer ``--channels``. Each saved tensor
+    fills the leading block of the wider one and the weights from the new planes or channels
+    into the old ones start at zero, so the wider model plays exactly as the saved one until
+    training teaches it to use them: a bigger network continues a run instead of starting over.
 
     Raises:
         ValueError: naming ``--init-model`` when the saved network does not fit ``model``'s.
@@ -190,30 +192,39 @@ def load_parameters(model: Any, path: str) -> None:
     except (RuntimeError, ValueError, KeyError) as err:
         raise ValueError(
             f"init_model (--init-model): {path} does not fit this run's env and network "
-            f"(same env id, observation, --channels/--layers/--residual/--border ...): {err}"
+            f"(same env id, observation, --layers/--residual/--border, no fewer --channels "
+            f"...): {err}"
         ) from None
 
 
 def _widened(model: Any, path: str) -> dict[str, Any]:
-    """The saved parameters, each convolution given zero weights for input planes it lacks."""
-    import torch
+    """The saved parameters, each in the leading block of ``model``'s wider tensor of its name."""
     from stable_baselines3.common.save_util import load_from_zip_file
+
+    from agents.features import SquareHeads
 
     _, params, _ = load_from_zip_file(path, device=model.device)
     if params is None or "policy" not in params:
         raise ValueError("the saved model holds no policy parameters")
     mine = model.policy.state_dict()
+    # the square heads read channels through 1x1 convolutions, so new channels only append;
+    # a pooled or flattened head would mix them into its inputs' order
+    square = isinstance(model.policy.mlp_extractor, SquareHeads)
     policy = dict(params["policy"])
     for name, saved in policy.items():
         want = mine.get(name)
-        if want is None or saved.ndim != 4 or want.shape == saved.shape:
+        if want is None or want.shape == saved.shape:
             continue
-        if want.shape[0] != saved.shape[0] or want.shape[2:] != saved.shape[2:]:
-            continue
-        if want.shape[1] <= saved.shape[1]:
-            continue
-        wide = torch.zeros(want.shape, dtype=saved.dtype, device=saved.device)
-        wide[:, : saved.shape[1]] = saved
+        if want.ndim != saved.ndim or any(
+            w < s for w, s in zip(want.shape, saved.shape, strict=True)
+        ):
+            raise ValueError(f"{name} is {tuple(saved.shape)}, the network's {tuple(want.shape)}")
+        if not square and (want.ndim < 4 or want.shape[0] != saved.shape[0]):
+            raise ValueError(f"{name}: only the square policies (--policy square) widen channels")
+        wide = want.detach().clone()  # new outputs keep their fresh initialisation
+        wide[tuple(slice(0, n) for n in saved.shape)] = saved
+        if saved.ndim > 1:
+            wide[: saved.shape[0], saved.shape[1] :] = 0.0  # new inputs leave old outputs alone
         policy[name] = wide
     # the optimizer's state is for the old shapes: the run starts a fresh one
     return {"policy": policy}

@@ -309,6 +309,41 @@ def test_train__a_trail_plane_run_starts_from_the_model_saved_without_it(tmp_pat
         train(check)
 
 
+def test_init_model__a_wider_square_network_starts_as_the_saved_narrower_one(tmp_path):
+    from agents.training.bc import policy_outputs
+    from agents.training.config import env_kwargs_of
+    from agents.training.env import make_train_env
+    from agents.training.train import build_model, load_parameters
+
+    def model_of(channels, policy="square"):
+        config = tiny_config(tmp_path, f"w{channels}{policy}")
+        config.network = NetworkConfig(policy=policy, channels=channels, n_layers=3, residual=True)
+        config.network.border = "same"
+        return build_model(config, make_train_env(config, env_kwargs_of(config.env, (6, 6))), "ppo")
+
+    narrow = model_of(8)
+    path = tmp_path / "narrow.zip"
+    narrow.save(path)
+    wide = model_of(16)
+    load_parameters(wide, str(path))
+    assert wide.policy.features_extractor.convs[1].weight.shape[:2] == (16, 16)
+    rng = np.random.default_rng(0)
+    obs = torch.as_tensor(rng.integers(0, 2, size=(16, *narrow.observation_space.shape)))
+    with torch.no_grad():  # the same push logits and values: the new channels add nothing yet
+        for got, want in zip(
+            policy_outputs(wide.policy, obs), policy_outputs(narrow.policy, obs), strict=True
+        ):
+            torch.testing.assert_close(got, want)
+    conv = wide.policy.features_extractor.convs[1].weight
+    assert conv[8:].abs().sum() > 0  # new channels compute (fresh weights), so training can use
+    assert not conv[:8, 8:].any()  # them; only their ways into the old channels start at zero
+    with pytest.raises(ValueError, match="--init-model.*no fewer --channels"):
+        load_parameters(model_of(4), str(path))
+    model_of(8, "cnn").save(tmp_path / "cnn.zip")
+    with pytest.raises(ValueError, match="only the square policies"):
+        load_parameters(model_of(16, "cnn"), str(tmp_path / "cnn.zip"))
+
+
 def test_soko_train__command_line(tmp_path, capsys):
     out = tmp_path / "cli"
     argv = ["train", "--levels", GEN, "--steps", "128", "--n-envs", "4", "--n-steps", "32"]
