@@ -16,7 +16,7 @@ from typing import Any
 from soko_gym.levels.spec import parse_source, parse_sources
 
 ALGOS = ("maskable-ppo", "ppo", "dqn", "bc", "dagger", "rllib-ppo")
-DAGGER_TARGETS = ("action", "ranked", "walk")  # DaggerConfig.targets
+DAGGER_TARGETS = ("action", "ranked", "walk", "ranked-walk")  # DaggerConfig.targets
 BC_TARGETS = ("action", "walk")  # BCConfig.targets
 POLICIES = ("auto", "square", "cnn")
 SCALED_BOXOBAN = "-0.01,0.1,-0.1,1"  # Boxoban's rewards / 10
@@ -234,7 +234,8 @@ class DaggerConfig:
             unsolvable get none, so the policy learns which pushes lose the level and that
             tied best pushes are equally right (one planner call per legal push). "walk" (Move
             env only): every step that starts a shortest walk to the square of the plan's first
-            push, alike (``agents.training.labels.walk_observation``).
+            push, alike (``agents.training.labels.walk_observation``). "ranked-walk" (Move
+            env only): the steps toward the nearest cheapest push (``nearest_best_label``).
         temperature: the "ranked" distribution's temperature in pushes (smaller: nearer to
             uniform over the best pushes only).
         samples: ``dagger_samples.npz`` files of earlier runs (comma-separated): their
@@ -416,15 +417,17 @@ def check_config(config: TrainConfig) -> None:
                 "dagger.targets 'ranked' (--dagger-targets) ranks pushes: it needs a "
                 f"Sokoban-Push env, got {config.env.env_id!r}"
             )
-        if config.dagger.teacher and (config.dagger.targets == "ranked" or kind != "Move"):
+        if config.dagger.teacher and (
+            config.dagger.targets in ("ranked", "ranked-walk") or kind != "Move"
+        ):
             raise ValueError(
                 "dagger.teacher (--dagger-teacher) gives walk labels in a Sokoban-Move env, got "
                 f"{config.env.env_id!r} with --dagger-targets {config.dagger.targets!r}"
             )
-        if config.dagger.targets == "walk" and kind != "Move":
+        if config.dagger.targets in ("walk", "ranked-walk") and kind != "Move":
             raise ValueError(
-                "dagger.targets 'walk' (--dagger-targets) labels player steps: it needs a "
-                f"Sokoban-Move env, got {config.env.env_id!r}"
+                f"dagger.targets {config.dagger.targets!r} (--dagger-targets) labels player "
+                f"steps: it needs a Sokoban-Move env, got {config.env.env_id!r}"
             )
     if config.resume:
         if config.algo not in ("maskable-ppo", "ppo", "dqn", "dagger"):

@@ -22,7 +22,8 @@ import numpy as np
 
 from agents.expert.policy import ACTION_SPACES, PositionKey, plan_actions, read_position
 from agents.training.config import DaggerConfig
-from soko_gym.engine.constants import MOVE_CHARS, N_DIRECTIONS
+from soko_gym.engine.constants import MOVE_CHARS, N_DIRECTIONS, SQUARE_DTYPE
+from soko_gym.engine.reach import new_stamps, walk_distances
 from soko_gym.execution import Backend, run_ordered
 
 # a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
@@ -91,10 +92,21 @@ def rank_observation(
         ("ok", a cheapest push, costs float32[n_actions]) when some push has a cost, else
         ("dead", -1, costs) when every legal push loses the level, else ("failed", -1, costs).
     """
+    planes, mask = payload
+    costs = push_costs(read_position(np.asarray(planes)), mask, planner, max_seconds)
+    finite = np.isfinite(costs)
+    if finite.any():
+        return ("ok", int(np.argmin(np.where(finite, costs, np.inf))), costs)
+    legal = np.asarray(mask, dtype=bool)
+    return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
+
+
+def push_costs(
+    position: Any, mask: np.ndarray, planner: str = "astar", max_seconds: float = 5.0
+) -> np.ndarray:
+    """float32[n_actions]: each legal push's cost to go (``rank_observation``), nan elsewhere."""
     import planners
 
-    planes, mask = payload
-    position = read_position(np.asarray(planes))
     costs = np.full(len(mask), np.nan, dtype=np.float32)
     limits = planners.SearchLimits(max_seconds=float(max_seconds))
     for action in np.flatnonzero(mask).tolist():
@@ -107,11 +119,81 @@ def rank_observation(
             costs[action] = 1.0 + sum(c.isupper() for c in result.lurd)
         elif result.status == "unsolvable":
             costs[action] = np.inf
+    return costs
+
+
+def player_distances(position: Any) -> np.ndarray:
+    """int32[H*W]: the player's fewest steps to each square without pushing, -1 unreached."""
+    n = position.n_cells
+    box_at, _ = position.box_arrays()
+    stamps = new_stamps(position.cells)
+    dist = np.zeros(n, dtype=SQUARE_DTYPE)
+    queue = np.empty(n, dtype=SQUARE_DTYPE)
+    offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
+    mark, _ = walk_distances(box_at, offsets, position.player, stamps, queue, dist)
+    return np.where(stamps[:n] == mark, dist, -1).astype(np.int32)
+
+
+def push_mask(position: Any, distances: np.ndarray | None = None) -> np.ndarray:
+    """bool[4 * H * W]: the Push env's legal pushes of ``position`` (square-major actions).
+
+    A push is legal when the player reaches the square behind the box and the square ahead
+    is floor without a box. ``distances``: ``player_distances(position)``, when known.
+    """
+    dist = player_distances(position) if distances is None else distances
+    n = position.n_cells
+    boxes = set(position.boxes)
+    mask = np.zeros(n * N_DIRECTIONS, dtype=bool)
+    for box in position.boxes:
+        for d, off in enumerate(position.offsets()):
+            stand, to = box - off, box + off
+            if not (0 <= stand < n and 0 <= to < n) or dist[stand] < 0:
+                continue
+            mask[box * N_DIRECTIONS + d] = bool(position.floor[to]) and to not in boxes
+    return mask
+
+
+def nearest_best_label(position: Any, costs: np.ndarray) -> RankedLabel:
+    """A Move-env position's steps toward the nearest of its cheapest pushes, alike.
+
+    ``costs`` are its pushes' costs (``push_costs``). Of the pushes with the least finite
+    cost, the ones whose square behind the box is nearest the player are the targets; the
+    label weighs alike every step that starts a shortest walk to one of those squares, or the
+    push itself when the player stands there. Walking toward the nearest target keeps it the
+    nearest, so a policy that follows the label never switches target halfway.
+
+    Returns:
+        ("ok", a labelled step, float32[4] label), ("dead", -1, zeros) when every legal push
+        loses the level, ("failed", -1, zeros) when none has a known cost.
+    """
+    from agents.training.walks import position_steps
+
+    label = np.zeros(N_DIRECTIONS, dtype=np.float32)
     finite = np.isfinite(costs)
-    if finite.any():
-        return ("ok", int(np.argmin(np.where(finite, costs, np.inf))), costs)
-    legal = np.asarray(mask, dtype=bool)
-    return ("dead" if np.isinf(costs[legal]).all() else "failed", -1, costs)
+    if not finite.any():
+        legal = ~np.isnan(costs)
+        return ("dead" if legal.any() and np.isinf(costs[legal]).all() else "failed", -1, label)
+    best = np.flatnonzero(finite & (costs == costs[finite].min()))
+    squares, dirs = np.divmod(best, N_DIRECTIONS)
+    offsets = np.array(position.offsets())
+    stands = squares - offsets[dirs]
+    dist = player_distances(position)[stands]
+    near = dist == dist.min()
+    if dist.min() == 0:
+        label[dirs[near]] = 1.0
+    else:
+        for stand in np.unique(stands[near]).tolist():
+            label += position_steps(position, stand)
+    label = label > 0
+    return ("ok", int(np.argmax(label)), (label / label.sum()).astype(np.float32))
+
+
+def rank_region(
+    payload: np.ndarray, planner: str = "astar", max_seconds: float = 5.0
+) -> np.ndarray:
+    """``push_costs`` of a Move-env observation's position (its player's region's pushes)."""
+    position = read_position(np.asarray(payload))
+    return push_costs(position, push_mask(position), planner, max_seconds)
 
 
 def walk_observation(
@@ -186,7 +268,15 @@ class Labeller:
         self.action_space = action_space
         self.ranked = dagger.targets == "ranked"
         self.walk = dagger.targets == "walk"
-        self.soft = self.ranked or self.walk  # labels carry a distribution (third field)
+        self.ranked_walk = dagger.targets == "ranked-walk"
+        # labels carry a distribution (third field)
+        self.soft = self.ranked or self.walk or self.ranked_walk
+        if self.ranked_walk and (action_space != "move" or dagger.teacher):
+            raise ValueError(
+                "ranked-walk labels label player steps by the planner's costs: the action space "
+                f"must be 'move' and no teacher set, got {action_space!r} and teacher "
+                f"{dagger.teacher!r}"
+            )
         if self.ranked and action_space != "push":
             raise ValueError(
                 f"ranked labels rank pushes: the action space must be 'push', got {action_space!r}"
@@ -208,6 +298,7 @@ class Labeller:
             self.teacher = PushTeacher(dagger.teacher)
             self.walk = self.soft = True
         limits = {"planner": dagger.planner, "max_seconds": dagger.time_limit}
+        self.limits = limits
         self.fn: Callable[[Any], Any] = (
             partial(rank_observation, **limits)
             if self.ranked
@@ -218,6 +309,9 @@ class Labeller:
         jobs = dagger.jobs if ray is None or dagger.jobs > 1 else None
         self.backend = Backend(jobs=jobs, ray=ray)
         self.cache: dict[PositionKey, Any] = {}
+        # ranked-walk: each player region's legal pushes and their costs, ranked once for
+        # every square of the region
+        self.region_costs: dict[PositionKey, tuple[np.ndarray, np.ndarray]] = {}
         self.seconds = 0.0
 
     def key(self, planes: np.ndarray) -> PositionKey:
@@ -247,8 +341,32 @@ class Labeller:
             labels = (
                 self.teacher.label(np.stack(payloads))
                 if self.teacher is not None
+                else self._ranked_walks(payloads)
+                if self.ranked_walk
                 else run_ordered(self.fn, payloads, self.backend)
             )
             self.seconds += time.perf_counter() - start
             self.cache.update(zip(todo, labels, strict=True))
         return [self.cache[k] for k in keys]
+
+    def _ranked_walks(self, observations: list[np.ndarray]) -> list[RankedLabel]:
+        """``nearest_best_label`` of each Move-env observation, each region ranked once."""
+        positions = [read_position(o) for o in observations]
+        regions = [p.key("push") for p in positions]
+        todo: dict[PositionKey, int] = {}
+        for i, k in enumerate(regions):
+            if k not in self.region_costs and k not in todo:
+                todo[k] = i
+        if todo:
+            fn = partial(rank_region, **self.limits)
+            ranked = run_ordered(fn, [observations[i] for i in todo.values()], self.backend)
+            for k, costs in zip(todo, ranked, strict=True):
+                legal = np.flatnonzero(~np.isnan(costs))
+                self.region_costs[k] = (legal, costs[legal])
+        out = []
+        for position, k in zip(positions, regions, strict=True):
+            legal, known = self.region_costs[k]
+            costs = np.full(position.n_cells * N_DIRECTIONS, np.nan, dtype=np.float32)
+            costs[legal] = known
+            out.append(nearest_best_label(position, costs))
+        return out

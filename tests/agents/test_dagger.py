@@ -524,6 +524,26 @@ def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path):
         check_config(push)
 
 
+def test_dagger__ranked_walk_targets_in_the_move_env(tmp_path):
+    from agents.training.dagger import SAMPLES_FILE, load_samples
+
+    config = dagger_config(tmp_path, "rw", labels=20, targets="ranked-walk", beta0=0.0)
+    config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
+    result = train(config)
+    rows = read_csv(result.out / "dagger.csv")
+    assert len(rows) == 2 and int(rows[1]["labelled"]) > 0
+    samples = load_samples(str(result.out / SAMPLES_FILE), (7, 6, 6), 4)
+    labels = samples.targets(np.arange(len(samples.actions)))
+    np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-6)
+    assert (labels[np.arange(len(labels)), samples.actions] > 0).all()
+    with pytest.raises(ValueError, match="ranked-walk"):
+        Labeller(DaggerConfig(targets="ranked-walk"), "push")
+    taught = dagger_config(tmp_path, "x", targets="ranked-walk", teacher="pretrained:boxoban-push")
+    taught.env = config.env
+    with pytest.raises(ValueError, match="--dagger-teacher"):
+        check_config(taught)
+
+
 def test_dagger__a_push_env_model_teaches_the_move_env(tmp_path):
     from agents.training.dagger import SAMPLES_FILE, load_samples
 

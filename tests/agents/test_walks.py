@@ -99,6 +99,34 @@ def test_walk_observation__labels_every_shortest_first_step_of_a_fresh_plan():
     assert (status, action) == ("ok", right) and label.tolist() == [0, 0, 0, 1]
 
 
+def test_ranked_walk__labels_steps_to_the_nearest_cheapest_push():
+    import gymnasium as gym
+
+    from agents.training.labels import nearest_best_label, push_costs, push_mask, read_position
+    from soko_gym.levels import Level
+
+    # each box is one push from its goal (2 pushes to go); pushing either the other way costs
+    # 4; the right box's push is made from the square above the player, the left one's is 2 away
+    level = Level.from_xsb("########\n#.$  $.#\n#   @  #\n########\n")
+    env = gym.make("Sokoban-Move-v0", levels=[level], dead_plane=True, trail_plane=True)
+    obs, _ = env.reset(seed=0)
+    position = read_position(obs)
+    up, left, right = 0, 2, 3
+    near, far = position.boxes[1] * 4, position.boxes[0] * 4  # the right box, the left one
+    mask = push_mask(position)
+    assert sorted(np.flatnonzero(mask)) == sorted(
+        [far + left, far + right, near + left, near + right]
+    )
+    costs = push_costs(position, mask)
+    assert costs[[far + left, near + right, far + right, near + left]].tolist() == [2, 2, 4, 4]
+    assert nearest_best_label(position, costs)[:2] == ("ok", up)
+    np.testing.assert_array_equal(nearest_best_label(position, costs)[2], [1, 0, 0, 0])
+    obs, *_ = env.step(up)  # at the square the push is made from: the push itself
+    position = read_position(obs)
+    status, action, label = nearest_best_label(position, push_costs(position, push_mask(position)))
+    assert (status, action, label.tolist()) == ("ok", right, [0, 0, 0, 1])
+
+
 def test_push_teacher__labels_one_push_per_walk_and_solves_test_levels():
     """The shipped Push agent as the Move env's teacher: every position of a walk is labelled
     toward the same push (the player asked on its region's square), and playing its labels'
