@@ -6,9 +6,11 @@ planes (``label_observation``, as ``agents.expert.policy`` reads them); with
 (``agents.training.teacher``). With ranked labels
 (``DaggerConfig.targets="ranked"``, Push env) every legal push is applied and the position
 after it solved (``rank_observation``), its cost turned into a distribution over the pushes
-(``ranked_targets``). ``Labeller`` labels each position once (``Position.key``), in position
-order on ``soko_gym.execution`` (this process, ``--jobs`` local processes or Ray), so every
-backend gives the same labels.
+(``ranked_targets``). Ranked walk labels (``targets="ranked-walk"``, Move env) rank the
+pushes of the player's region the same way and label the steps toward the nearest cheapest
+push (``nearest_best_label``). ``Labeller`` labels each position once (``Position.key``),
+in position order on ``soko_gym.execution`` (this process, ``--jobs`` local processes or
+Ray), so every backend gives the same labels.
 """
 
 from __future__ import annotations
@@ -134,13 +136,13 @@ def player_distances(position: Any) -> np.ndarray:
     return np.where(stamps[:n] == mark, dist, -1).astype(np.int32)
 
 
-def push_mask(position: Any, distances: np.ndarray | None = None) -> np.ndarray:
+def push_mask(position: Any) -> np.ndarray:
     """bool[4 * H * W]: the Push env's legal pushes of ``position`` (square-major actions).
 
     A push is legal when the player reaches the square behind the box and the square ahead
-    is floor without a box. ``distances``: ``player_distances(position)``, when known.
+    is floor without a box.
     """
-    dist = player_distances(position) if distances is None else distances
+    dist = player_distances(position)
     n = position.n_cells
     boxes = set(position.boxes)
     mask = np.zeros(n * N_DIRECTIONS, dtype=bool)
