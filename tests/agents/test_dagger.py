@@ -259,7 +259,7 @@ def test_dagger__init_model_continues_a_saved_policy(tmp_path):
     evals = read_csv(result.out / "eval.csv")
     assert evals[0]["solve_rate"] == read_csv(saved.parent / "eval.csv")[-1]["solve_rate"]
     wrong = dagger_config(tmp_path, "wrong", iterations=1)
-    wrong.network = replace(wrong.network, channels=16)
+    wrong.network = replace(wrong.network, channels=4)  # narrower than the saved network
     wrong.init_model = str(saved)
     with pytest.raises(ValueError, match="--init-model"):
         train(wrong)
