@@ -22,10 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.expert.policy import ACTION_SPACES, PositionKey, plan_actions, read_position
+from agents.expert.policy import (
+    ACTION_SPACES,
+    PositionKey,
+    plan_actions,
+    push_action_mask,
+    read_position,
+)
 from agents.training.config import DaggerConfig
-from soko_gym.engine.constants import MOVE_CHARS, N_DIRECTIONS, SQUARE_DTYPE
-from soko_gym.engine.reach import new_stamps, walk_distances
+from soko_gym.engine.constants import MOVE_CHARS, N_DIRECTIONS
 from soko_gym.execution import Backend, run_ordered
 
 # a label: ("ok", action), ("dead", -1) (proved unsolvable) or ("failed", -1) (not solved
@@ -124,37 +129,6 @@ def push_costs(
     return costs
 
 
-def player_distances(position: Any) -> np.ndarray:
-    """int32[H*W]: the player's fewest steps to each square without pushing, -1 unreached."""
-    n = position.n_cells
-    box_at, _ = position.box_arrays()
-    stamps = new_stamps(position.cells)
-    dist = np.zeros(n, dtype=SQUARE_DTYPE)
-    queue = np.empty(n, dtype=SQUARE_DTYPE)
-    offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
-    mark, _ = walk_distances(box_at, offsets, position.player, stamps, queue, dist)
-    return np.where(stamps[:n] == mark, dist, -1).astype(np.int32)
-
-
-def push_mask(position: Any) -> np.ndarray:
-    """bool[4 * H * W]: the Push env's legal pushes of ``position`` (square-major actions).
-
-    A push is legal when the player reaches the square behind the box and the square ahead
-    is floor without a box.
-    """
-    dist = player_distances(position)
-    n = position.n_cells
-    boxes = set(position.boxes)
-    mask = np.zeros(n * N_DIRECTIONS, dtype=bool)
-    for box in position.boxes:
-        for d, off in enumerate(position.offsets()):
-            stand, to = box - off, box + off
-            if not (0 <= stand < n and 0 <= to < n) or dist[stand] < 0:
-                continue
-            mask[box * N_DIRECTIONS + d] = bool(position.floor[to]) and to not in boxes
-    return mask
-
-
 def nearest_best_label(position: Any, costs: np.ndarray) -> RankedLabel:
     """A Move-env position's steps toward the nearest of its cheapest pushes, alike.
 
@@ -168,7 +142,7 @@ def nearest_best_label(position: Any, costs: np.ndarray) -> RankedLabel:
         ("ok", a labelled step, float32[4] label), ("dead", -1, zeros) when every legal push
         loses the level, ("failed", -1, zeros) when none has a known cost.
     """
-    from agents.training.walks import position_steps
+    from agents.training.walks import position_steps, walk_map
 
     label = np.zeros(N_DIRECTIONS, dtype=np.float32)
     finite = np.isfinite(costs)
@@ -179,7 +153,7 @@ def nearest_best_label(position: Any, costs: np.ndarray) -> RankedLabel:
     squares, dirs = np.divmod(best, N_DIRECTIONS)
     offsets = np.array(position.offsets())
     stands = squares - offsets[dirs]
-    dist = player_distances(position)[stands]
+    dist = walk_map(position, position.player)[stands]
     near = dist == dist.min()
     if dist.min() == 0:
         label[dirs[near]] = 1.0
@@ -195,7 +169,7 @@ def rank_region(
 ) -> np.ndarray:
     """``push_costs`` of a Move-env observation's position (its player's region's pushes)."""
     position = read_position(np.asarray(payload))
-    return push_costs(position, push_mask(position), planner, max_seconds)
+    return push_costs(position, push_action_mask(position), planner, max_seconds)
 
 
 def walk_observation(

@@ -47,27 +47,34 @@ def shortest_steps(free: np.ndarray, player: np.ndarray, target: np.ndarray) -> 
     return out
 
 
-def position_steps(position: Any, stand: int) -> np.ndarray:
-    """bool[4]: the steps that start a shortest walk from ``position``'s player to ``stand``.
+def walk_map(position: Any, start: int) -> np.ndarray:
+    """int32[H*W]: fewest player steps from ``start`` to each square without pushing, -1 unreached.
 
-    ``position`` is an ``agents.expert.policy.Position``; ``stand`` a frame square. The boxes
-    stay where they stand; the distances are the engine's (``reach.walk_distances``).
+    ``position`` is an ``agents.expert.policy.Position``; its boxes stay where they stand; the
+    distances are the engine's (``reach.walk_distances``).
     """
     n = position.n_cells
     box_at, _ = position.box_arrays()
-    offsets = position.offsets()
     stamps = new_stamps(position.cells)
     dist = np.zeros(n, dtype=SQUARE_DTYPE)
     queue = np.empty(n, dtype=SQUARE_DTYPE)
-    mark, _ = walk_distances(
-        box_at, np.array(offsets, dtype=SQUARE_DTYPE), stand, stamps, queue, dist
-    )
+    offsets = np.array(position.offsets(), dtype=SQUARE_DTYPE)
+    mark, _ = walk_distances(box_at, offsets, start, stamps, queue, dist)
+    return np.where(stamps[:n] == mark, dist, -1).astype(np.int32)
+
+
+def position_steps(position: Any, stand: int) -> np.ndarray:
+    """bool[4]: the steps that start a shortest walk from ``position``'s player to ``stand``.
+
+    ``position`` is an ``agents.expert.policy.Position``; ``stand`` a frame square
+    (distances from ``walk_map``).
+    """
+    dist = walk_map(position, stand)
     player = position.player
     steps = np.zeros(N_DIRECTIONS, dtype=bool)
-    if player != stand and stamps[player] == mark:
-        for d, off in enumerate(offsets):
-            nb = player + off
-            steps[d] = stamps[nb] == mark and dist[nb] == dist[player] - 1
+    if player != stand and dist[player] > 0:
+        for d, off in enumerate(position.offsets()):
+            steps[d] = dist[player + off] == dist[player] - 1
     return steps
 
 

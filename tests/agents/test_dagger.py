@@ -504,10 +504,11 @@ def test_dagger__ranked_targets_train_on_soft_labels(tmp_path):
     assert load_model(result.model_path) is not None
 
 
-def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path):
+@pytest.mark.parametrize("targets", ["walk", "ranked-walk"])
+def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path, targets):
     from agents.training.dagger import SAMPLES_FILE, load_samples
 
-    config = dagger_config(tmp_path, "walk", labels=20, targets="walk", beta0=0.0)
+    config = dagger_config(tmp_path, "walk", labels=20, targets=targets, beta0=0.0)
     config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
     result = train(config)
     rows = read_csv(result.out / "dagger.csv")
@@ -517,29 +518,16 @@ def test_dagger__walk_targets_in_the_move_env_with_the_trail_plane(tmp_path):
     labels = samples.targets(np.arange(len(samples.actions)))
     np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-6)
     assert (labels[np.arange(len(labels)), samples.actions] > 0).all()
-    with pytest.raises(ValueError, match="walk"):
-        Labeller(DaggerConfig(targets="walk"), "push")
-    push = dagger_config(tmp_path, "x", targets="walk")
+    with pytest.raises(ValueError, match=targets):
+        Labeller(DaggerConfig(targets=targets), "push")
+    push = dagger_config(tmp_path, "x", targets=targets)
     with pytest.raises(ValueError, match="--dagger-targets"):
         check_config(push)
 
 
-def test_dagger__ranked_walk_targets_in_the_move_env(tmp_path):
-    from agents.training.dagger import SAMPLES_FILE, load_samples
-
-    config = dagger_config(tmp_path, "rw", labels=20, targets="ranked-walk", beta0=0.0)
-    config.env = replace(config.env, env_id="Sokoban-Move-v0", trail_plane=True)
-    result = train(config)
-    rows = read_csv(result.out / "dagger.csv")
-    assert len(rows) == 2 and int(rows[1]["labelled"]) > 0
-    samples = load_samples(str(result.out / SAMPLES_FILE), (7, 6, 6), 4)
-    labels = samples.targets(np.arange(len(samples.actions)))
-    np.testing.assert_allclose(labels.sum(axis=1), 1.0, rtol=1e-6)
-    assert (labels[np.arange(len(labels)), samples.actions] > 0).all()
-    with pytest.raises(ValueError, match="ranked-walk"):
-        Labeller(DaggerConfig(targets="ranked-walk"), "push")
+def test_dagger__ranked_walk_labels_are_the_planners_not_a_teachers(tmp_path):
     taught = dagger_config(tmp_path, "x", targets="ranked-walk", teacher="pretrained:boxoban-push")
-    taught.env = config.env
+    taught.env = replace(taught.env, env_id="Sokoban-Move-v0", trail_plane=True)
     with pytest.raises(ValueError, match="--dagger-teacher"):
         check_config(taught)
 

@@ -102,7 +102,8 @@ def test_walk_observation__labels_every_shortest_first_step_of_a_fresh_plan():
 def test_ranked_walk__labels_steps_to_the_nearest_cheapest_push():
     import gymnasium as gym
 
-    from agents.training.labels import nearest_best_label, push_costs, push_mask, read_position
+    from agents.expert.policy import push_action_mask as push_mask
+    from agents.training.labels import nearest_best_label, push_costs, read_position
     from soko_gym.levels import Level
 
     # each box is one push from its goal (2 pushes to go); pushing either the other way costs
