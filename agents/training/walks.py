@@ -72,7 +72,7 @@ def position_steps(position: Any, stand: int) -> np.ndarray:
     dist = walk_map(position, stand)
     player = position.player
     steps = np.zeros(N_DIRECTIONS, dtype=bool)
-    if player != stand and dist[player] > 0:
+    if dist[player] > 0:  # 0: already there; -1: unreachable
         for d, off in enumerate(position.offsets()):
             steps[d] = dist[player + off] == dist[player] - 1
     return steps

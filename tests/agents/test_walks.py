@@ -102,7 +102,7 @@ def test_walk_observation__labels_every_shortest_first_step_of_a_fresh_plan():
 def test_ranked_walk__labels_steps_to_the_nearest_cheapest_push():
     import gymnasium as gym
 
-    from agents.expert.policy import push_action_mask as push_mask
+    from agents.expert.policy import push_action_mask
     from agents.training.labels import nearest_best_label, push_costs, read_position
     from soko_gym.levels import Level
 
@@ -114,7 +114,7 @@ def test_ranked_walk__labels_steps_to_the_nearest_cheapest_push():
     position = read_position(obs)
     up, left, right = 0, 2, 3
     near, far = position.boxes[1] * 4, position.boxes[0] * 4  # the right box, the left one
-    mask = push_mask(position)
+    mask = push_action_mask(position)
     assert sorted(np.flatnonzero(mask)) == sorted(
         [far + left, far + right, near + left, near + right]
     )
@@ -124,7 +124,9 @@ def test_ranked_walk__labels_steps_to_the_nearest_cheapest_push():
     np.testing.assert_array_equal(nearest_best_label(position, costs)[2], [1, 0, 0, 0])
     obs, *_ = env.step(up)  # at the square the push is made from: the push itself
     position = read_position(obs)
-    status, action, label = nearest_best_label(position, push_costs(position, push_mask(position)))
+    status, action, label = nearest_best_label(
+        position, push_costs(position, push_action_mask(position))
+    )
     assert (status, action, label.tolist()) == ("ok", right, [0, 0, 0, 1])
 
 
