@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from planners._kernels.fess_pull_closure import forget_parts, pull_closure_parts
-from soko_gym.engine.constants import BOX_AT_DTYPE, SQUARE_DTYPE
+from soko_gym.engine.constants import BOX_AT_DTYPE, FLOOR, GOAL, SQUARE_DTYPE
 from soko_gym.engine.reach import new_stamps
 
 HotspotScratch = namedtuple(
@@ -140,3 +140,34 @@ def count_hotspots(box_pos, floor_index, hot, out):
         if k > 0:
             n_hot += 1
     return n_hot
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def count_stuck(cells, dead, offsets, box_at, box_pos):
+    """Boxes off the targets that no single push can move (the plan-free space's hotspots).
+
+    A box is movable along a direction when the square ahead is free floor that is not dead
+    and the square behind is free floor for the player; player reachability is not asked, so
+    the count depends on the box squares alone (the feature cache keys on them).
+    """
+    n = 0
+    for b in range(box_pos.shape[0]):
+        sq = box_pos[b]
+        if cells[sq] & GOAL:
+            continue
+        stuck = True
+        for d in range(4):
+            ahead = sq + offsets[d]
+            behind = sq - offsets[d]
+            if (
+                (cells[ahead] & FLOOR)
+                and box_at[ahead] < 0
+                and not dead[ahead]
+                and (cells[behind] & FLOOR)
+                and box_at[behind] < 0
+            ):
+                stuck = False
+                break
+        if stuck:
+            n += 1
+    return n

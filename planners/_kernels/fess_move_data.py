@@ -41,7 +41,8 @@ DL_RETROGRADE = 4
 DL_ROOM = 5
 DL_CORRAL = 6
 DL_LEARNED = 7  # a pattern learned from an earlier room or corral proof (planners.fess.learned)
-N_DEADLOCK_KINDS = 8
+DL_DIAGONAL = 8  # a closed diagonal of void squares (``fess_diagonal``)
+N_DEADLOCK_KINDS = 9
 
 
 MoveTables = namedtuple(
@@ -66,7 +67,7 @@ MoveTables = namedtuple(
         "pat_start",  # the level's placed deadlock patterns (``engine.patterns``)
         "pat_instance",
         "pat_boxes",
-        "flags",  # int64[1]: 1 runs the bipartite test on every move
+        "flags",  # int64[2]: [0] 1: the bipartite test on every move; [1] 1: stuck boxes as hot
         "zobrist",  # uint64[n_cells] Zobrist key per square (the feature cache's keys)
         "room_border",  # uint8[n_cells] passages and room squares next to one or another room
         "room_areas",  # RoomAreas (``fess_room_count``): the rooms a square's box affects

@@ -23,7 +23,7 @@ from planners._kernels.fess_blocks import (
     split_part,
     subtree_sums,
 )
-from planners._kernels.fess_hotspots import count_hotspots
+from planners._kernels.fess_hotspots import count_hotspots, count_stuck
 from planners._kernels.fess_learned import learned_near, move_matches_learned
 from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
@@ -370,9 +370,12 @@ def _emit_moves(tables, sc, learned, box_at, box_pos, player, moves, n_moves, sr
                     box_at, offsets, tables.room_areas, tables.zobrist, src, dst, sc.intact0,
                     sc.rooms,
                 )  # fmt: skip
-            feat[FEAT_HOT] = _moved_hotspots(
-                box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
-            )
+            if tables.flags[1]:  # the plan-free space: boxes no push can move
+                feat[FEAT_HOT] = count_stuck(cells, tables.dead, offsets, box_at, box_pos)
+            else:
+                feat[FEAT_HOT] = _moved_hotspots(
+                    box_pos, tables.floor_index, tables.hot, sc.hot_out, b, src, dst
+                )
         row = moves[n_moves]
         row[M_BOX] = b
         row[M_SRC] = src

@@ -38,7 +38,8 @@ A_HOTSPOTS = 3
 A_EXPLORER = 4
 A_OPENER = 5
 A_OUT_OF_PLAN = 6
-N_ADVISORS = 7
+A_BEST = 7
+N_ADVISORS = 8
 NEARBY = 2  # Manhattan distance of a "nearby" box (opener and out-of-plan advisors)
 
 OrderTables = namedtuple(
@@ -46,6 +47,7 @@ OrderTables = namedtuple(
     [
         "basin",  # uint8[n_cells] 1 on the sink basin
         "basin_dist",  # int32[n_cells] walking distance to the basin
+        "holes",  # uint8[n_cells] 1 on target holes (``target_holes``): the best advisor's
         "plan_src",  # int32[n_steps] packing plan sources (-1: from outside)
         "plan_dst",  # int32[n_steps] packing plan destinations
         "weights",  # int64[3]: advisor weight, normal weight, enabled advisor bits
@@ -144,8 +146,14 @@ def order_moves(moves, n_moves, tables, node, wts, order, picked):
             )
         elif a == A_OPENER:
             choice = _opener(moves, k, f, node, width, ok, rank)
-        else:
+        elif a == A_OUT_OF_PLAN:
             choice = _out_of_plan(moves, k, f, tables, node, width, ok, rank)
+        elif k > 0:  # A_BEST: a push into a target hole, else the first in the feature order
+            for i in range(k):
+                ok[i] = tables.holes[moves[i, M_DST]] != 0
+            choice = _pick(ok, rank)
+            if choice < 0:
+                choice = idx[0]
         if choice >= 0:
             if picked[choice] == 0:
                 n_picked += 1

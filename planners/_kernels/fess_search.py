@@ -18,10 +18,11 @@ transposition table, cells and heaps):
   cells are visited round robin, the least-weight move of each expanded in turn. A new node
   enters its heap before its moves are generated, keyed by the cheapest move it could have;
   popped, it gets its moves and goes back in (``_generate_late``).
-- *Node-level deadlock tests* on every new node: retrograde analysis, bipartite matching with
-  frozen boxes as walls, learned patterns, the room deadlock search (its answers remembered by
-  ``room_key`` in a direct-mapped memo) and the corral deadlock search; room and corral proofs
-  become learned patterns. Each room's search budget adapts to what its searches prove.
+- *Node-level deadlock tests* on every new node: diagonal deadlocks (``fess_diagonal``),
+  retrograde analysis, bipartite matching with frozen boxes as walls, learned patterns, the
+  room deadlock search (its answers remembered by ``room_key`` in a direct-mapped memo) and
+  the corral deadlock search; room and corral proofs become learned patterns. Each room's
+  search budget adapts to what its searches prove.
 """
 
 from __future__ import annotations
@@ -31,14 +32,18 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from planners._kernels.fess_diagonal import diagonal_deadlock
 from planners._kernels.fess_frozen import frozen_bipartite_deadlock
 from planners._kernels.fess_learned import learned_add, match_learned
 from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
     DL_CORRAL,
+    DL_DIAGONAL,
     DL_LEARNED,
     DL_RETROGRADE,
     DL_ROOM,
+    M_OOP,
+    M_PACKED,
 )
 from planners._kernels.fess_moves import keep_first_pushes, push_moves
 from planners._kernels.fess_order import N_ADVISORS, OrderNode, order_moves
@@ -106,7 +111,12 @@ O_ROOM_AXIS = 6
 O_SEEDED = 7
 O_NODE_LIMIT = 8  # most nodes, -1 for none
 O_DOMINATED = 9  # a child joins its parent's cell only when no feature of its own is better
-N_OPTS = 10
+O_SPACE = 10  # the feature space: SPACE_PAPER or SPACE_FREE
+O_DIAGONAL = 11  # the diagonal deadlock test on new nodes
+N_OPTS = 12
+
+SPACE_PAPER = 0  # cells (out of plan, packed, connectivity, rooms): the paper's Section 3
+SPACE_FREE = 1  # cells (connectivity, rooms): nothing of the packing plan (stuck boxes rank)
 
 
 ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
@@ -271,6 +281,8 @@ def node_deadlock(t, sc, w, tree, dt, node, player, dst):
     opts = t.opts
     learned = dt.learned
     corral = dt.corral
+    if opts[O_DIAGONAL] and diagonal_deadlock(mt.cells, mt.offsets, mt.floor, w.box_at, player):
+        return DL_DIAGONAL
     if opts[O_RETROGRADE] and retrograde_deadlock(
         mt.cells, mt.dead, mt.offsets, mt.goals, w.box_at, w.box_pos, sc.seen, sc.trail,
         w.sub_box_at,
@@ -338,6 +350,10 @@ def generate_moves(t, sc, w, tree, dt, node):
             ctr[C_PI_CORRAL_NODES] += 1
             if k == 0:
                 sc.kinds[DL_CORRAL] += 1
+    if k and t.opts[O_SPACE] == SPACE_FREE:  # the plan's features rank nothing here
+        for i in range(k):
+            w.moves[i, M_OOP] = 0
+            w.moves[i, M_PACKED] = 0
     if k:
         for i in range(6):
             w.features[i] = tree.feat[node, i]
@@ -377,6 +393,16 @@ def _is_solved(t, w):
         if not t.goal[w.box_pos[b]]:
             return False
     return True
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _cell(t, tree, oop, packed, conn, rooms):
+    """The cell of a position with these features, in the search's feature space."""
+    r = np.int64(rooms) if t.opts[O_ROOM_AXIS] else np.int64(0)
+    # int64 features at every call: one compiled cell_of, not one per argument type
+    if t.opts[O_SPACE] == SPACE_FREE:  # stored as (conn, rooms, 0, 0): that order
+        return cell_of(tree, np.int64(conn), -r, np.int64(0), np.int64(0))
+    return cell_of(tree, np.int64(oop), np.int64(packed), np.int64(conn), r)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -420,9 +446,7 @@ def _expand(t, sc, w, tree, dt, node, j):
     tree.feat[child, 3] = row[K_ROOMS]
     tree.feat[child, 4] = row[K_HOT]
     tree.feat[child, 5] = row[K_MOB]
-    rooms = np.int64(row[K_ROOMS]) if t.opts[O_ROOM_AXIS] else np.int64(0)
-    # int64 features at every call: one compiled cell_of, not one per argument type
-    c = cell_of(tree, np.int64(row[K_OOP]), np.int64(row[K_PACKED]), np.int64(row[K_CONN]), rooms)
+    c = _cell(t, tree, row[K_OOP], row[K_PACKED], row[K_CONN], row[K_ROOMS])
     if cell_worse(tree, c, tree.cell[node], t.opts[O_DOMINATED]):
         c = tree.cell[node]  # worse than its parent's: the cell of its best ancestor
     tree.cell[child] = c
@@ -495,8 +519,7 @@ def _start(t, sc, w, tree, dt):
     ctr[C_WMIN] = min(t.ot.weights[0], t.ot.weights[1])
     root = np.int64(0)
     f = tree.feat[0]
-    rooms = np.int64(f[3]) if t.opts[O_ROOM_AXIS] else np.int64(0)
-    tree.cell[0] = cell_of(tree, np.int64(f[0]), np.int64(f[1]), np.int64(f[2]), rooms)
+    tree.cell[0] = _cell(t, tree, f[0], f[1], f[2], f[3])
     tree.parent[0] = -1
     tree.dead[0] = 0
     for b in range(w.box_pos.shape[0]):  # nothing loaded yet

@@ -37,6 +37,8 @@ from planners._kernels.fess_move_data import (
     M_ROOMS,
     M_SRC,
 )
+from soko_gym.engine.board import Board
+from soko_gym.engine.constants import FLOOR, GOAL
 
 NEARBY = 2  # Manhattan distance of a "nearby" box (opener and out-of-plan advisors)
 
@@ -75,6 +77,7 @@ class AdvisorContext:
         basin: uint8[n_cells] the sink basin.
         basin_dist: int32[n_cells] walking distance to the basin.
         width: board width, for Manhattan distances.
+        holes: uint8[n_cells] 1 on target holes (the best advisor's), or None for none.
         rank: int64[n_moves] each move's place in the feature ordering (0 = best), or None to
             sort on demand; the search passes it so the advisors share one sort.
     """
@@ -87,6 +90,7 @@ class AdvisorContext:
     basin_dist: np.ndarray
     width: int
     rank: np.ndarray | None = None
+    holes: np.ndarray | None = None
 
 
 def rank_order(moves: np.ndarray) -> np.ndarray:
@@ -178,6 +182,42 @@ def out_of_plan_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
     return best_of(moves, keep & near & (moves[:, M_BOX] != target), ctx.rank)
 
 
+def target_holes(board: Board) -> np.ndarray:
+    """uint8[n_cells]: 1 on the targets a box can fill first without blocking another.
+
+    A target walled in on three sides is a hole; once filled, its box is a wall for the
+    targets next to it, so the rule is applied again until nothing changes (a dead end of
+    targets is a run of holes, filled from its end). The ``best`` advisor pushes into them.
+    """
+    walls = (board.cells & FLOOR) == 0
+    goal = (board.cells & GOAL) != 0
+    holes = np.zeros(board.n_cells, dtype=np.uint8)
+    offsets = [int(o) for o in board.offsets]
+    changed = True
+    while changed:
+        changed = False
+        for sq in np.flatnonzero(goal & ~walls).tolist():
+            if sum(bool(walls[sq + o]) for o in offsets) == 3:
+                walls[sq] = True
+                holes[sq] = 1
+                changed = True
+    return holes
+
+
+def best_advisor(moves: np.ndarray, ctx: AdvisorContext) -> int:
+    """A push into a target hole, else the best move by the feature order (whatever it does).
+
+    The plan-free space's one advisor: alone, it makes the search follow one move of each
+    position first and fall back on the others by weight, as Festival's plan-free forward
+    search does. Target holes: ``target_holes``.
+    """
+    if ctx.holes is not None:
+        pick = best_of(moves, ctx.holes[moves[:, M_DST]] != 0, ctx.rank)
+        if pick >= 0:
+            return pick
+    return best_of(moves, np.ones(moves.shape[0], dtype=bool), ctx.rank)
+
+
 Advisor = Callable[[np.ndarray, AdvisorContext], int]
 
 ADVISORS: dict[str, Advisor] = {
@@ -188,4 +228,7 @@ ADVISORS: dict[str, Advisor] = {
     "explorer": explorer_advisor,
     "opener": opener_advisor,
     "out_of_plan": out_of_plan_advisor,
+    "best": best_advisor,
 }
+# the paper's seven (Section 5): the default set
+PAPER_ADVISORS = tuple(name for name in ADVISORS if name != "best")

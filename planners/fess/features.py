@@ -42,7 +42,12 @@ from __future__ import annotations
 import numpy as np
 
 from planners._kernels.fess import count_mobility, count_out_of_plan, count_packed, count_regions
-from planners._kernels.fess_hotspots import count_hotspots, fill_hotspot_table, new_hotspot_scratch
+from planners._kernels.fess_hotspots import (
+    count_hotspots,
+    count_stuck,
+    fill_hotspot_table,
+    new_hotspot_scratch,
+)
 from planners._kernels.fess_room_count import count_broken_room_edges
 from planners.fess.rooms import Rooms, analyze_rooms
 from soko_gym.engine.board import Board
@@ -143,6 +148,11 @@ class FeatureEvaluator:
     def hotspots(self, box_pos: np.ndarray) -> int:
         """Number of hotspot boxes (module docstring); see ``hotspot_counts`` for each box's."""
         return int(count_hotspots(box_pos, self.board.floor_index, self.hot, self._hot_per_box))
+
+    def stuck(self, box_at: np.ndarray, box_pos: np.ndarray) -> int:
+        """Boxes off the targets that no single push can move (the plan-free space's axis)."""
+        b = self.board
+        return int(count_stuck(b.cells, b.dead, b.offsets, box_at, box_pos))
 
     def hotspot_counts(self, box_pos: np.ndarray) -> np.ndarray:
         """Per box, the number of other boxes it is a hotspot for: a fresh int32[n_boxes]."""

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from planners.fess.advisors import ADVISORS
+from planners.fess.advisors import ADVISORS, PAPER_ADVISORS
 
 PLANS = ("sink", "sinks", "targets")
 SINKLESS_PLANS = ("ordered", "unordered")
 SINK_CHOICES = ("best", "paper")
 CELL_RULES = ("dominated", "lexicographic")
-DEADLOCK_TESTS = ("bipartite", "retrograde", "rooms", "corrals", "learned")
+SPACES = ("paper", "free")
+DEADLOCK_TESTS = ("bipartite", "retrograde", "rooms", "corrals", "learned", "diagonal")
 
 # budgets that are not options (each measured once; RESULTS.md's FESS section)
 PLAN_NODES = 3000  # positions of the packing-plan search per sink room tried
@@ -46,6 +47,11 @@ class FessOptions:
         via: search through a waypoint (``planners.fess.waypoint``): boxes pulled off the
             targets to a loose position, that position solved as the level's targets, the
             pulls reversed to finish.
+        space: the feature space: "paper" (cells by out of plan, packed, connectivity and
+            room connectivity: the paper's Section 3) or "free" (no packing plan: cells by
+            connectivity and room connectivity, moves ranked by them, then by the boxes off
+            the targets that no push can move, then by mobility; as Festival's plan-free
+            forward search, whose one advisor is ``best``).
         cells: which new positions join their parent's cell (Section 3): "dominated" (those
             better on no feature and worse on one) or "lexicographic" (those worse in the
             feature order).
@@ -54,7 +60,8 @@ class FessOptions:
         pi_corrals: where a PI-corral exists, keep only the macro moves whose first push goes
             into it (sound: the search stays complete).
         deadlocks: the node-level deadlock tests to run, of "bipartite", "retrograde",
-            "rooms", "corrals" and "learned" (patterns stored from room and corral proofs).
+            "rooms", "corrals", "learned" (patterns stored from room and corral proofs) and
+            "diagonal" (closed diagonals of squares the player can never enter).
         deadlock_budget: most positions one room or corral deadlock search stores (a power
             of two >= 16); searches that only run out fall to smaller budgets.
         advisors: the advisors to consult (``planners.fess.advisors.ADVISORS``).
@@ -69,12 +76,13 @@ class FessOptions:
     sink_choice: str = "best"
     out_of_plan: bool = True
     via: bool = False
+    space: str = "paper"
     cells: str = "dominated"
     room_axis: bool = True
     pi_corrals: bool = True
     deadlocks: tuple[str, ...] = DEADLOCK_TESTS
     deadlock_budget: int = 1024
-    advisors: tuple[str, ...] = tuple(ADVISORS)
+    advisors: tuple[str, ...] = PAPER_ADVISORS
     advisor_weight: int = 0
     move_weight: int = 1
     seed: int | None = None
@@ -85,6 +93,7 @@ class FessOptions:
             ("sinkless", SINKLESS_PLANS),
             ("sink_choice", SINK_CHOICES),
             ("cells", CELL_RULES),
+            ("space", SPACES),
         ):
             value = getattr(self, name)
             if value not in choices:

@@ -20,6 +20,7 @@ from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
     DL_CORRAL,
     DL_DEAD_SQUARE,
+    DL_DIAGONAL,
     DL_FREEZE,
     DL_LEARNED,
     DL_PATTERN,
@@ -36,6 +37,7 @@ from planners._kernels.fess_room_deadlock import new_room_scratch
 from planners._kernels.fess_search import (
     N_OPTS,
     O_CORRALS,
+    O_DIAGONAL,
     O_DOMINATED,
     O_FROZEN,
     O_LEARNED,
@@ -45,10 +47,13 @@ from planners._kernels.fess_search import (
     O_ROOM_AXIS,
     O_ROOMS,
     O_SEEDED,
+    O_SPACE,
     S_GROW,
     S_NODE_LIMIT,
     S_SLICE,
     S_SOLVED,
+    SPACE_FREE,
+    SPACE_PAPER,
     DeadlockTables,
     FessScratch,
     FessTables,
@@ -74,7 +79,7 @@ from planners._kernels.fess_tree import (
     rehash_tree,
 )
 from planners.base import Outcome, Push
-from planners.fess.advisors import ADVISORS, Features
+from planners.fess.advisors import ADVISORS, Features, target_holes
 from planners.fess.basins import walk_distance_from
 from planners.fess.features import FeatureEvaluator
 from planners.fess.learned import LearnedPatterns
@@ -113,6 +118,7 @@ DEADLOCK_NAMES = {
     DL_ROOM: "room",
     DL_CORRAL: "corral",
     DL_LEARNED: "learned",
+    DL_DIAGONAL: "diagonal",
 }
 _MEMO_SIZE = 1 << 18  # room and corral answers remembered, each (direct-mapped slots)
 _CORRAL_BUDGET_MIN = 64  # the smallest budget an adaptive corral search falls to
@@ -247,7 +253,8 @@ class FessRun:
             self.plan.basin, self.rooms.room_id, self.rooms.passage_id, self.rooms.edges,
             self.features.hot, patterns.square_start, patterns.square_instance,
             patterns.instance_boxes,
-            np.array([1 if cfg.test("bipartite") else 0], dtype=np.int64), board.zobrist,
+            np.array([cfg.test("bipartite"), cfg.space == "free"], dtype=np.int64),
+            board.zobrist,
             border,
             room_areas(
                 self.rooms.room_id, self.rooms.passage_id, self.rooms.edges, board.offsets,
@@ -259,6 +266,7 @@ class FessRun:
         order_tables = OrderTables(
             self.plan.basin,
             self.basin_dist.astype(np.int32),
+            target_holes(board),
             self.plan.src,
             self.plan.dst,
             np.array([cfg.advisor_weight, cfg.move_weight, enabled], dtype=np.int64),
@@ -271,6 +279,7 @@ class FessRun:
         )
         opts = np.zeros(N_OPTS, dtype=np.int64)
         opts[O_RETROGRADE] = cfg.test("retrograde")
+        opts[O_DIAGONAL] = cfg.test("diagonal")
         opts[O_FROZEN] = cfg.test("bipartite")
         opts[O_LEARNED] = cfg.test("learned")
         opts[O_ROOMS] = cfg.test("rooms")
@@ -280,6 +289,7 @@ class FessRun:
         opts[O_SEEDED] = cfg.seed is not None
         opts[O_NODE_LIMIT] = -1 if limits.max_nodes is None else limits.max_nodes
         opts[O_DOMINATED] = cfg.cells == "dominated"
+        opts[O_SPACE] = SPACE_FREE if cfg.space == "free" else SPACE_PAPER
         room_area, room_sq, room_start = self._room_areas()
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
@@ -460,14 +470,15 @@ class FessRun:
         """Features of the root (``box_at`` loaded): oop, packed, conn, rooms, hot, mob."""
         f = self.features
         p = self.plan
-        packed = f.packed(self.box_at, p.src, p.dst)
+        free = self.cfg.space == "free"  # no axis of the plan-free space reads the plan
+        packed = 0 if free else f.packed(self.box_at, p.src, p.dst)
         return np.array(
             [
-                f.out_of_plan(box_pos, p.basin, p.src, p.dst, packed),
+                0 if free else f.out_of_plan(box_pos, p.basin, p.src, p.dst, packed),
                 packed,
                 f.connectivity(self.box_at),
                 f.room_connectivity(self.box_at),
-                f.hotspots(box_pos),
+                f.stuck(self.box_at, box_pos) if free else f.hotspots(box_pos),
                 f.mobility(self.box_at, box_pos, player)[0],
             ],
             dtype=np.int32,

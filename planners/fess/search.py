@@ -26,9 +26,10 @@ Terms:
   cell reaches in the time cost neither.
 
 Deadlock tests on every generated move: dead squares, freeze, 4x4 patterns and bipartite
-matching (in the move generator); on every new node: retrograde analysis, bipartite matching
-with frozen boxes as walls (``planners._kernels.fess_frozen``), learned patterns, room
-deadlocks and corral deadlocks (``FessOptions.deadlocks`` chooses among them). The advisors,
+matching (in the move generator); on every new node: diagonal deadlocks
+(``planners._kernels.fess_diagonal``), retrograde analysis, bipartite matching with frozen
+boxes as walls (``planners._kernels.fess_frozen``), learned patterns, room deadlocks and
+corral deadlocks (``FessOptions.deadlocks`` chooses among them). The advisors,
 weights and move order of a new node come from one kernel (``planners._kernels.fess_order``).
 PI-corral pruning (paper, appendix) keeps, in a position with a PI-corral, only the macro moves
 whose first push goes into it.

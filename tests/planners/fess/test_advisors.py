@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -17,8 +19,10 @@ from planners._kernels.fess_move_data import (
 )
 from planners.fess.advisors import (
     ADVISORS,
+    PAPER_ADVISORS,
     AdvisorContext,
     Features,
+    best_advisor,
     best_of,
     connectivity_advisor,
     explorer_advisor,
@@ -27,6 +31,7 @@ from planners.fess.advisors import (
     out_of_plan_advisor,
     packing_advisor,
     room_connectivity_advisor,
+    target_holes,
 )
 
 W = 10  # board width of the synthetic positions: square = row * W + col
@@ -131,7 +136,23 @@ def test_every_advisor_is_registered():
         "explorer",
         "opener",
         "out_of_plan",
+        "best",
     }
+    assert PAPER_ADVISORS == tuple(a for a in ADVISORS if a != "best")
+
+
+def test_best_advisor_pushes_into_a_target_hole_first_else_the_best_move():
+    moves = table(
+        [
+            {M_BOX: 0, M_SRC: 11, M_DST: 12, M_CONN: 1},  # the best by the feature order
+            {M_BOX: 1, M_SRC: 55, M_DST: 56, M_CONN: 3},
+            {M_BOX: 1, M_SRC: 55, M_DST: 57, M_CONN: 4},
+        ]
+    )
+    assert best_advisor(moves, context()) == 0  # no holes: the best, though it packs nothing
+    holes = np.zeros(100, np.uint8)
+    holes[57] = 1
+    assert best_advisor(moves, replace(context(), holes=holes)) == 2
 
 
 @pytest.mark.parametrize("name", sorted(ADVISORS))
@@ -154,6 +175,7 @@ def _python_picks(run, node, moves):
         basin=p.basin,
         basin_dist=run.basin_dist,
         width=run.board.width,
+        holes=target_holes(run.board),
     )
     return {name: fn(moves, ctx) for name, fn in ADVISORS.items()}
 
@@ -166,9 +188,12 @@ def test_ordering_kernel_picks_what_the_python_advisors_pick(selection):
     from planners.fess.run import FessRun
     from soko_gym.levels import verify
 
+    # every advisor on, the best one too: each must pick what its Python reference picks
     level = soko_gym.load_levels(selection)[0]
     lurd = planners.solve(level, "astar", SearchLimits(max_seconds=60)).lurd
-    run = FessRun(FessOptions(pi_corrals=False), level.board, SearchLimits(), None)
+    run = FessRun(
+        FessOptions(pi_corrals=False, advisors=tuple(ADVISORS)), level.board, SearchLimits(), None
+    )
     checked = 0
     pushes = [i for i, c in enumerate(lurd) if c.isupper()]
     for i in [-1, *pushes[:: max(1, len(pushes) // 8)]]:  # start and positions on the path

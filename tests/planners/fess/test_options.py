@@ -8,6 +8,7 @@ import pytest
 import planners
 from planners import SearchLimits
 from planners.fess import FessOptions, FessPlanner
+from planners.fess.advisors import PAPER_ADVISORS
 from planners.fess.options import DEADLOCK_TESTS, make_options
 from soko_gym.cli import main
 from soko_gym.levels import load_levels, verify
@@ -24,6 +25,7 @@ BAD = {
     "deadlocks": ["rooms", ("rooms", "locked"), None, 3],
     "deadlock_budget": [0, 100, True, 256.0],
     "advisors": ["oop", ("nonsense",), None],
+    "space": ["plan-free", None, 1],
     "advisor_weight": [-1, 1.5, True],
     "move_weight": [-1, "1"],
     "seed": [1.5, "3", True],
@@ -91,3 +93,9 @@ def test_soko_solve_fess_flags_are_generated_from_the_fields(tmp_path, capsys):
     # FESS flags with another planner are an error, not silently ignored
     assert main(["solve", "microban:2", "--planner", "astar", "--fess-seed", "1"]) == 2
     assert "--fess-seed" in capsys.readouterr().err
+
+
+def test_the_default_advisors_are_the_papers_seven_and_best_is_chosen_by_name():
+    assert FessOptions().advisors == PAPER_ADVISORS and "best" not in PAPER_ADVISORS
+    assert FessOptions(advisors=("best",)).changed() == {"advisors": ["best"]}
+    assert "diagonal" in FessOptions().deadlocks

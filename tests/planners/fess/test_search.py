@@ -3,7 +3,14 @@ import pytest
 
 import planners
 from planners import SearchLimits
-from planners._kernels.fess_move_data import DL_DEAD_SQUARE, DL_FREEZE, DL_RETROGRADE, DL_ROOM
+from planners._kernels.fess_move_data import (
+    DL_DEAD_SQUARE,
+    DL_FREEZE,
+    DL_RETROGRADE,
+    DL_ROOM,
+    M_OOP,
+    M_PACKED,
+)
 from planners._kernels.fess_tree import C_NODES, K_DST, K_SRC
 from planners.fess.options import FessOptions
 from planners.fess.packing_plan import compute_packing_plan
@@ -38,6 +45,7 @@ def test_stats_report_nodes_cells_advisors_deadlocks_and_times():
     assert sum(s["advisor_hits"].values()) > 0
     assert set(s["deadlocks"]) == {
         "dead_square", "freeze", "pattern", "bipartite", "retrograde", "room", "corral", "learned",
+        "diagonal",
     }  # fmt: skip
     assert s["plan_seconds"] > 0 and s["search_seconds"] > 0
     assert s["sink_room"] >= 0 and s["plan_complete"]
@@ -741,3 +749,23 @@ def test_same_search_compares_the_plan_a_level_gets_and_every_search_option():
     paper = FessOptions(sink_choice="paper")  # a sink room's choice: no sink, no change
     assert _same_search(default, paper, sinkless)
     assert not _same_search(default, paper, with_sink)
+
+
+def test_the_plan_free_space_solves_and_reads_nothing_of_the_plan():
+    level = load_levels("microban:7")[0]
+    result = solve(level, space="free", advisors=("best",))
+    assert result.solved and verify(level, result.lurd).ok
+    run = FessRun(FessOptions(space="free", advisors=("best",)), level.board, SearchLimits(), None)
+    node = run.node_moves(level.board.start_boxes.astype(np.int32), int(level.board.start_player))
+    assert node.features.oop == 0 and node.features.packed == 0
+    assert (node.full[:, M_OOP] == 0).all() and (node.full[:, M_PACKED] == 0).all()
+    assert len(node.advised) == 1  # the one advisor picks one move
+
+
+def test_microban_ii_131_the_diagonal_band_is_solved():
+    """A band of 44 boxes whose cheapest-looking first pushes close diagonals (fess_diagonal)."""
+    level = load_levels("microban2:131")[0]
+    result = planners.solve(level, "fess", SearchLimits(max_seconds=120))
+    assert result.solved, result.status
+    assert verify(level, result.lurd).ok
+    assert result.stats["deadlocks"]["diagonal"] > 0
