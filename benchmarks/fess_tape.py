@@ -9,7 +9,9 @@ text (counted from 0) repeat row 6, each one square further left, so dropping k 
 the rows below moved k squares right) gives the same level with a band of 11 - k rows and 4
 boxes fewer per row. The table shows, per band length, whether FESS (one worker, or the
 portfolio with ``--workers 2``) solves it in the time limit and how many positions it made: the
-growth per row says how far the full level is from the search's reach.
+growth per row says how far the full level is from the search's reach (before the diagonal
+deadlock test, every configuration stopped between 6 and 7 rows; with it, every length is
+solved in seconds).
 """
 
 from __future__ import annotations
