@@ -266,7 +266,7 @@ class FessRun:
         order_tables = OrderTables(
             self.plan.basin,
             self.basin_dist.astype(np.int32),
-            target_holes(board),
+            target_holes(board) if "best" in cfg.advisors else np.zeros(n, dtype=np.uint8),
             self.plan.src,
             self.plan.dst,
             np.array([cfg.advisor_weight, cfg.move_weight, enabled], dtype=np.int64),
