@@ -43,7 +43,8 @@ from planners._kernels.fess_search import (
 )
 from planners._kernels.fess_tree import C_LABELLED, C_MOVES_USED, C_NODES
 from planners.fess.options import make_options
-from planners.fess.run import FessRun, new_tree
+from planners.fess.run import FessRun
+from planners.fess.tree import new_tree
 from soko_gym.engine.corral_tables import COUNT_CUT, COUNT_EXPANDED, COUNT_MEMO_HITS, COUNT_SEARCHES
 
 # each node test by its option slot

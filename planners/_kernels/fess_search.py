@@ -35,6 +35,7 @@ from numba import njit
 from planners._kernels.fess_diagonal import diagonal_deadlock
 from planners._kernels.fess_frozen import frozen_bipartite_deadlock
 from planners._kernels.fess_learned import learned_add, match_learned
+from planners._kernels.fess_meet import meet_find
 from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
     DL_CORRAL,
@@ -124,7 +125,7 @@ ADAPT_MIN = 32  # the smallest budget an adaptive room search falls to
 
 # statuses of fess_run
 S_SLICE = 0  # the slice's expansions are done; call again
-S_SOLVED = 1  # ctr[C_SOLVED] holds the node
+S_SOLVED = 1  # ctr[C_SOLVED] holds the node (solved, or in the meet table: its count[1])
 S_UNSOLVABLE = 2  # every reachable position searched
 S_GROW = 3  # the tree needs more room (grow_tree), then call again
 S_NODE_LIMIT = 4
@@ -139,6 +140,7 @@ FessTables = namedtuple(
         "room_sq",  # int32[...] those squares, room r's in room_sq[room_start[r]:room_start[r+1]]
         "room_start",  # int32[n_rooms + 1]
         "opts",  # int64[N_OPTS] (O_* slots)
+        "meet",  # MeetTables of ``fess_meet``: a backward search's positions (count 0: none)
     ],
 )
 
@@ -461,6 +463,12 @@ def _expand(t, sc, w, tree, dt, node, j):
     if _is_solved(t, w):
         ctr[C_SOLVED] = child
         return S_SOLVED
+    if t.meet.count[0] > 0:  # a position a backward search stored: solved through it
+        e = meet_find(t.meet, h, norm, w.box_at)
+        if e >= 0:
+            t.meet.count[1] = e
+            ctr[C_SOLVED] = child
+            return S_SOLVED
     ctr[C_TESTED] += 1
     kind = node_deadlock(t, sc, w, tree, dt, child, np.int64(row[K_PLAYER]), dst)
     if kind >= 0:

@@ -18,6 +18,7 @@ SINKLESS_PLANS = ("ordered", "unordered")
 SINK_CHOICES = ("best", "paper")
 CELL_RULES = ("dominated", "lexicographic")
 SPACES = ("paper", "free")
+BACKWARDS = ("none", "waypoint", "meet")
 DEADLOCK_TESTS = ("bipartite", "retrograde", "rooms", "corrals", "learned", "diagonal")
 
 # budgets that are not options (each measured once; RESULTS.md's FESS section)
@@ -44,9 +45,11 @@ class FessOptions:
             plan is incomplete; "paper" takes the paper's sink room at the first budget.
         out_of_plan: the out-of-plan axis counts boxes outside the plan's basin (Section 6);
             False makes every floor square the basin, so the axis is neutral.
-        via: search through a waypoint (``planners.fess.waypoint``): boxes pulled off the
-            targets to a loose position, that position solved as the level's targets, the
-            pulls reversed to finish.
+        backward: the backward (pull) search run before the forward one: "none";
+            "waypoint" (``planners.fess.waypoint``: boxes pulled off the targets to a loose
+            position, that position solved as the level's targets, the pulls reversed to
+            finish); "meet" (``planners.fess.meet``: a third of the time pulling towards the
+            start, every position stored; the forward search finishes on meeting any of them).
         space: the feature space: "paper" (cells by out of plan, packed, connectivity and
             room connectivity: the paper's Section 3) or "free" (no packing plan: cells by
             connectivity and room connectivity, moves ranked by them, then by the boxes off
@@ -75,7 +78,7 @@ class FessOptions:
     sinkless: str = "ordered"
     sink_choice: str = "best"
     out_of_plan: bool = True
-    via: bool = False
+    backward: str = "none"
     space: str = "paper"
     cells: str = "dominated"
     room_axis: bool = True
@@ -94,11 +97,12 @@ class FessOptions:
             ("sink_choice", SINK_CHOICES),
             ("cells", CELL_RULES),
             ("space", SPACES),
+            ("backward", BACKWARDS),
         ):
             value = getattr(self, name)
             if value not in choices:
                 raise ValueError(f"FESS option {name} must be one of {choices}, got {value!r}")
-        for name in ("out_of_plan", "via", "room_axis", "pi_corrals"):
+        for name in ("out_of_plan", "room_axis", "pi_corrals"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(
                     f"FESS option {name} must be True or False, got {getattr(self, name)!r}"

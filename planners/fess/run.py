@@ -10,12 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from planners._kernels.fess_frozen import new_frozen_tables
 from planners._kernels.fess_learned import new_learned_tables
+from planners._kernels.fess_meet import new_meet_tables
 from planners._kernels.fess_move_data import (
     DL_BIPARTITE,
     DL_CORRAL,
@@ -73,10 +74,6 @@ from planners._kernels.fess_tree import (
     C_SOLVED,
     C_TESTED,
     C_TRANSPOSITIONS,
-    N_CTR,
-    N_KEEP,
-    FessTree,
-    rehash_tree,
 )
 from planners.base import Outcome, Push
 from planners.fess.advisors import ADVISORS, Features, target_holes
@@ -93,6 +90,7 @@ from planners.fess.options import (
 )
 from planners.fess.packing_plan import PackingPlan, compute_packing_plan
 from planners.fess.rooms import analyze_rooms
+from planners.fess.tree import grow_tree, new_tree
 from planners.limits import SearchLimits
 from soko_gym.engine.board import Board
 from soko_gym.engine.constants import (
@@ -108,6 +106,9 @@ from soko_gym.engine.distance import dead_sides
 from soko_gym.engine.macro import box_paths
 from soko_gym.engine.patterns import level_patterns
 from soko_gym.engine.reach import reach_player
+
+if TYPE_CHECKING:  # meet imports this module (through the waypoint's pushes)
+    from planners.fess.meet import MeetTable
 
 DEADLOCK_NAMES = {
     DL_DEAD_SQUARE: "dead_square",
@@ -160,6 +161,7 @@ class FessStats:
     sink_room: int = -1
     sink_rooms: tuple[int, ...] = ()
     search_seconds: float = 0.0
+    met: int = -1  # solved through a backward position: its pulls from the solved one
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-dict form for ``SearchResult.stats``: every field, JSON-ready."""
@@ -198,8 +200,10 @@ class FessRun:
         limits: SearchLimits,
         deadline: float | None,
         stop_check: Callable[[], bool] | None = None,
+        meet: MeetTable | None = None,
     ) -> None:
         self.cfg = cfg
+        self.meet = meet  # a backward search's positions: meeting one solves the level
         self.board = board
         self.limits = limits
         self.deadline = deadline
@@ -294,6 +298,7 @@ class FessRun:
         self.tables = FessTables(
             self.move_tables, order_tables, ((board.cells & GOAL) != 0).astype(np.uint8),
             room_area, room_sq, room_start, opts,
+            meet.tables if meet is not None else new_meet_tables(1, nb),
         )  # fmt: skip
         budget = cfg.deadlock_budget
         seed = 0 if cfg.seed is None else int(cfg.seed)
@@ -427,6 +432,10 @@ class FessRun:
         self._load(box_pos)
         if bool(self.tables.goal[box_pos].all()):
             return self._finish("solved", t0, [])
+        if self.meet is not None:  # the backward search reached the start itself
+            e = self.meet.find(box_pos, int(b.start_player))
+            if e >= 0:
+                return self._finish("solved", t0, self._met(e, []))
         stamps, stack = self.scratch.stamps, self.scratch.stack
         _, norm = reach_player(self.box_at, b.offsets, int(b.start_player), stamps, stack)
         f = self._features_of(box_pos, int(b.start_player))
@@ -460,7 +469,11 @@ class FessRun:
             elif status == S_GROW:
                 self._grow()
             elif status == S_SOLVED:
-                return self._finish("solved", t0, self._solution(int(self.tree.ctr[C_SOLVED])))
+                pushes = self._solution(int(self.tree.ctr[C_SOLVED]))
+                met = int(self.tables.meet.count[1])
+                if met >= 0:
+                    pushes = self._met(met, pushes)
+                return self._finish("solved", t0, pushes)
             elif status == S_NODE_LIMIT:
                 return self._finish("node_limit", t0, None)
             else:
@@ -518,6 +531,16 @@ class FessRun:
             pushes.extend(path_pushes(sc.dist, links, code, src, b.offsets))
         return pushes
 
+    def _met(self, entry: int, pushes: list[Push]) -> list[Push]:
+        """``pushes`` to the meet table's ``entry``, then its pulls reversed to the solution."""
+        assert self.meet is not None
+        player = pushes[-1][0] if pushes else int(self.board.start_player)
+        finish = self.meet.finish(entry, player)
+        if finish is None:
+            raise RuntimeError("FESS met a backward position with the player outside its region")
+        self.stats.met = self.meet.tables.depth[entry].item()
+        return [*pushes, *finish]
+
     def _finish(self, status: str, t0: float, pushes: list[Push] | None) -> Outcome:
         st = self.stats
         ctr = self.tree.ctr
@@ -540,61 +563,6 @@ class FessRun:
             generated=st.nodes,
             stats=st.as_dict(),
         )
-
-
-def new_tree(n_boxes: int, nodes: int, moves: int) -> FessTree:
-    """An empty tree for ``nodes`` nodes and ``moves`` pooled moves."""
-    tcap = 1 << (2 * nodes - 1).bit_length()
-    return FessTree(
-        box_pos=np.zeros((nodes, max(1, n_boxes)), dtype=BOX_AT_DTYPE),
-        hash=np.zeros(nodes, dtype=HASH_DTYPE),
-        player=np.zeros(nodes, dtype=np.int32),
-        norm=np.zeros(nodes, dtype=np.int32),
-        parent=np.full(nodes, -1, dtype=np.int32),
-        moved=np.zeros((nodes, 2), dtype=np.int32),
-        weight=np.zeros(nodes, dtype=np.int64),
-        feat=np.zeros((nodes, 6), dtype=np.int32),
-        cell=np.zeros(nodes, dtype=np.int32),
-        mstart=np.zeros(nodes, dtype=np.int64),
-        mcount=np.zeros(nodes, dtype=np.int32),
-        mnext=np.zeros(nodes, dtype=np.int32),
-        n_open=np.zeros(nodes, dtype=np.int32),
-        dead=np.zeros(nodes, dtype=np.uint8),
-        lseen=np.zeros(nodes, dtype=np.int32),
-        tick=np.zeros(nodes, dtype=np.int64),
-        left=np.full(nodes, -1, dtype=np.int32),
-        right=np.full(nodes, -1, dtype=np.int32),
-        tt=np.full(tcap, -1, dtype=np.int32),
-        rows=np.zeros((moves, N_KEEP), dtype=np.int16),
-        mwts=np.zeros(moves, dtype=np.int32),
-        morder=np.zeros(moves, dtype=np.int32),
-        advised=np.zeros(moves, dtype=np.uint8),
-        cell_feat=np.zeros((nodes, 4), dtype=np.int32),
-        cell_root=np.full(nodes, -1, dtype=np.int32),
-        cell_on=np.zeros(nodes, dtype=np.uint8),
-        cell_tab=np.full(tcap, -1, dtype=np.int32),
-        active=np.zeros(nodes, dtype=np.int32),
-        ctr=np.zeros(N_CTR, dtype=np.int64),
-    )
-
-
-def grow_tree(tree: FessTree, nodes: int, moves: int) -> FessTree:
-    """A copy of ``tree`` with room for ``nodes`` nodes and ``moves`` pooled moves."""
-    grown = new_tree(tree.box_pos.shape[1], nodes, moves)
-    n_old = tree.cell.shape[0]
-    m_old = tree.rows.shape[0]
-    for name, old in tree._asdict().items():
-        new = getattr(grown, name)
-        if name in ("tt", "cell_tab"):
-            continue  # rebuilt by rehash_tree
-        if name == "ctr":
-            new[:] = old
-        elif old.shape[0] == m_old and name in ("rows", "mwts", "morder", "advised"):
-            new[:m_old] = old
-        else:
-            new[:n_old] = old
-    rehash_tree(grown)
-    return grown
 
 
 __all__ = ["DEADLOCK_NAMES", "FessRun", "FessStats", "NodeMoves"]

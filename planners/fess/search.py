@@ -51,6 +51,7 @@ from typing import Any
 
 from planners.base import Outcome, Planner
 from planners.fess.basins import ranked_sinks, target_basins
+from planners.fess.meet import MEET_SHARE, BackwardStats, MeetTable, backward_search
 from planners.fess.options import VIA_NODES, FessOptions, make_options
 from planners.fess.rooms import analyze_rooms
 from planners.fess.run import FessRun
@@ -80,6 +81,9 @@ class FessPlanner(Planner):
         self.stages: tuple[tuple[Stage, FessOptions], ...] = ()
         # set by a portfolio (planners.portfolio): polled during the search, True stops it
         self.stop_check: Callable[[], bool] | None = None
+        # the level's meet table, once a search with backward="meet" filled it: every later
+        # stage's forward search on the same level meets it too
+        self._meet: tuple[MeetTable, BackwardStats] | None = None
 
     @classmethod
     def portfolio(cls, workers: int, options: dict[str, Any]) -> list[Planner]:
@@ -118,6 +122,13 @@ class FessPlanner(Planner):
 
     def search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         """Run FESS on ``level`` (see ``Planner.search``): its stages, or one search."""
+        self._meet = None
+        try:
+            return self._search(level, limits, deadline)
+        finally:
+            self._meet = None  # the table is the level's: freed with it
+
+    def _search(self, level: Level, limits: SearchLimits, deadline: float | None) -> Outcome:
         if not self.stages:
             return self._start(self.options, level, limits, deadline)[0]
         return self._search_stages(level, limits, deadline)
@@ -187,14 +198,16 @@ class FessPlanner(Planner):
 
         The third value is whether the portfolio's stop check ended the search.
 
-        With ``via`` the waypoint's level is searched first; the plain search takes the time
+        With the waypoint the waypoint's level is searched first; the plain search takes the time
         left when that level is proven unsolvable or its solution leaves the player shut out
         of the waypoint's region.
         """
         board = level.board
-        if not opts.via:
-            run = FessRun(opts, board, limits, deadline, self.stop_check)
-            return run.run(), run, run.stopped
+        if opts.backward == "meet":
+            return self._start_meet(opts, level, limits, deadline)
+        if opts.backward != "waypoint":
+            run = FessRun(opts, board, limits, deadline, self.stop_check, meet=self._table())
+            return self._with_meet(run.run()), run, run.stopped
         wp = find_waypoint(board, VIA_NODES, deadline)
         via: dict[str, Any] = {
             "regions": wp.regions,
@@ -205,7 +218,7 @@ class FessPlanner(Planner):
         }
         nodes = generated = 0
         if wp.pulls:  # else the waypoint is the solved position: nothing to gain
-            sub = replace(opts, via=False)
+            sub = replace(opts, backward="none")
             sub_run = FessRun(sub, waypoint_board(board, wp), limits, deadline, self.stop_check)
             out = sub_run.run()
             via["status"] = out.status
@@ -221,11 +234,33 @@ class FessPlanner(Planner):
             elif out.status != "unsolvable":  # out of time or memory, or stopped
                 stats = {**(out.stats or {}), "via": via}
                 return replace(out, stats=stats), None, sub_run.stopped
-        run = FessRun(opts, board, limits, deadline, self.stop_check)
-        out = run.run()
+        run = FessRun(opts, board, limits, deadline, self.stop_check, meet=self._table())
+        out = self._with_meet(run.run())
         stats = {**(out.stats or {}), "via": via}
         out = replace(out, nodes=out.nodes + nodes, generated=out.generated + generated)
         return replace(out, stats=stats), run, run.stopped
+
+    def _start_meet(
+        self, opts: FessOptions, level: Level, limits: SearchLimits, deadline: float | None
+    ) -> tuple[Outcome, FessRun | None, bool]:
+        """The backward search for its share of the time (once a level), then the forward one."""
+        board = level.board
+        if self._meet is None:
+            now = time.perf_counter()
+            until = None if deadline is None else now + MEET_SHARE * max(0.0, deadline - now)
+            table = MeetTable(board)
+            self._meet = (table, backward_search(board, table, until))
+        run = FessRun(opts, board, limits, deadline, self.stop_check, meet=self._table())
+        return self._with_meet(run.run()), run, run.stopped
+
+    def _table(self) -> MeetTable | None:
+        return None if self._meet is None else self._meet[0]
+
+    def _with_meet(self, out: Outcome) -> Outcome:
+        """``out`` with the backward search's figures, when one ran on this level."""
+        if self._meet is None:
+            return out
+        return replace(out, stats={**(out.stats or {}), "backward": self._meet[1].as_dict()})
 
 
 def _sink_rooms(board: Board) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -7,7 +7,9 @@ from the start of the level, for its ``seconds`` (None: the time left) and only 
 meet its ``when``. A stage whose search would be the running search's (its options give this
 level the same plan and search) lets that search go on instead of starting again. A stage's
 ``changes`` apply to the caller's options except the fields the caller set, which hold for
-every stage; a stage with an ``unless`` field is dropped when the caller set that field.
+every stage; a stage with an ``unless`` field is dropped when the caller set that field. The
+meet table a ``backward="meet"`` stage fills is kept for the worker's later stages on the
+level (``FessPlanner``).
 Workers after 0 break ties by the seed ``caller's seed (or 0) + worker index``.
 
 ``soko planners --describe fess`` prints this table (``describe``).
@@ -66,17 +68,19 @@ MAIN = (
 )
 STAGED = (
     Stage(
-        "probe",
-        {"pi_corrals": False, "sinkless": "unordered"},
-        10.0,
-        why="a corral need not be opened first (Sasquatch 34, 42)",
+        "meet",
+        {"pi_corrals": False, "sinkless": "unordered", "backward": "meet"},
+        15.0,
+        why="a third pulling towards the start (it solves Sasquatch 37, 42, 50 alone; its "
+        "positions stay for the later stages to meet), then a probe: a corral need not be "
+        "opened first (Sasquatch 34)",
     ),
     Stage(
         "waypoint",
-        {"pi_corrals": False, "sinkless": "ordered", "via": True, "seed": None},
+        {"pi_corrals": False, "sinkless": "ordered", "backward": "waypoint", "seed": None},
         15.0,
         NO_SINK_ROOM,
-        unless="via",
+        unless="backward",
         why="boxes and targets too interleaved for a packing order (Microban III 58)",
     ),
     Stage(
@@ -88,7 +92,7 @@ STAGED = (
     Stage(
         "other",
         _OTHER,
-        30.0,
+        25.0,
         why="the paper's alternatives (XSokoban 40, 71; Sasquatch 33, 35; Microban III 47)",
     ),
     Stage(
@@ -163,8 +167,10 @@ def describe(workers: int = 2) -> str:
     lines += [
         "",
         "Each stage starts from the level's start; a stage whose search is the running one's",
-        "lets it go on. Workers after 0 break ties by seed (the caller's seed or 0, plus the",
-        "worker index); the waypoint stage keeps board-order ties.",
+        "lets it go on. The meet stage's table (the positions its pull search stored) stays",
+        "for the worker's later stages: each of them finishes on meeting one. Workers after 0",
+        "break ties by seed (the caller's seed or 0, plus the worker index); the waypoint",
+        "stage keeps board-order ties.",
     ]
     return "\n".join(lines)
 

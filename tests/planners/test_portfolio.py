@@ -40,8 +40,9 @@ def test_fess_portfolio_sinks_stage_restarts_only_where_it_changes_the_plan():
     from planners.fess.search import _same_search
 
     stages = dict((st.name, opts) for st, opts in worker_plans(2, {})[1].stages)
-    probe, via, sinks, other = (stages[n] for n in ("probe", "waypoint", "sinks", "other"))
-    assert via.via is True and sinks.via is False and other.via is False
+    probe, via, sinks, other = (stages[n] for n in ("meet", "waypoint", "sinks", "other"))
+    assert probe.backward == "meet" and via.backward == "waypoint"
+    assert sinks.backward == other.backward == "none"
     assert sinks.plan == "sinks" and other.plan == "sink"
     assert sinks.seed == probe.seed == 1 and via.seed is None
     two_fed = load_levels("xsokoban:66")[0].board  # two fed sink rooms: its own stage
@@ -72,7 +73,7 @@ def test_fess_portfolio_runs_the_stage_table():
                 assert planner.stages == plan.stages
             else:
                 assert planner.stages == () and planner.options == plan.stages[0][1]
-    assert [st.name for st in STAGED] == ["probe", "waypoint", "sinks", "other", "targets"]
+    assert [st.name for st in STAGED] == ["meet", "waypoint", "sinks", "other", "targets"]
     # worker 1's stages before "targets" share worker 0's first minute
     assert sum(st.seconds for st in STAGED if st.name != "waypoint" and st.seconds) == (
         MAIN[0].seconds
@@ -94,7 +95,9 @@ def test_fess_portfolio_options_keep_the_callers_options():
     )
     assert [p.stages[0][1].seed for p in plans] == [7, 8, 9, 10]  # no two workers alike
     one = dict((st.name, o) for st, o in plans[1].stages)
-    assert one["probe"] == FessOptions(seed=8, pi_corrals=False, sinkless="unordered")
+    assert one["meet"] == FessOptions(
+        seed=8, pi_corrals=False, sinkless="unordered", backward="meet"
+    )
     assert one["waypoint"].seed == 8  # a caller's seed holds; without one, board order
     assert dict((st.name, o) for st, o in worker_plans(2, {})[1].stages)["waypoint"].seed is None
     assert one["other"] == FessOptions(
@@ -124,9 +127,9 @@ def test_fess_portfolio_options_keep_the_callers_options():
                 False, "ordered", True, "lexicographic",
             )  # fmt: skip
     assert "targets" not in [st.name for st, _ in worker_plans(2, {"plan": "sinks"})[1].stages]
-    own_via = worker_plans(2, {"via": True})
+    own_via = worker_plans(2, {"backward": "waypoint"})
     assert "waypoint" not in [st.name for st, _ in own_via[1].stages]
-    assert all(o.via for p in own_via for _, o in p.stages)
+    assert all(o.backward == "waypoint" for p in own_via for _, o in p.stages)
     assert [st.name for st, _ in worker_plans(2, {"out_of_plan": True})[0].stages] == ["main"]
     with pytest.raises(ValueError, match="fallback"):
         worker_plans(2, {"fallback": {"plan": "targets"}})

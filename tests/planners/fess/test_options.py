@@ -18,7 +18,7 @@ BAD = {
     "sinkless": ["ordered!", 1],
     "sink_choice": ["all", None],
     "out_of_plan": ["fed", 1, None],
-    "via": ["sinkless", 1],
+    "backward": ["sinkless", 1, True, None],
     "cells": ["pareto", None],
     "room_axis": [0, "no"],
     "pi_corrals": [1, None],

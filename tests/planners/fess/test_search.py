@@ -473,7 +473,7 @@ def test_fess_under_a_zobrist_table_where_every_box_set_collides_still_solves():
 
 def test_the_transposition_table_takes_a_colliding_position_for_no_stored_one():
     from planners._kernels.fess_tree import tt_find
-    from planners.fess.run import new_tree
+    from planners.fess.tree import new_tree
 
     tree = new_tree(2, 4, 8)
     tree.box_pos[0] = [5, 9]

@@ -101,19 +101,19 @@ def test_a_player_shut_out_of_the_waypoints_region_gets_no_finish():
     assert finish_pushes(board, wp, wp.player) is not None
 
 
-def test_via_solves_microban3_58_through_its_waypoint():
+def test_the_waypoint_solves_microban3_58_through_its_waypoint():
     # the level no other configuration solves in 600 s (benchmarks/RESULTS.md, item 49);
     # a node budget, not the clock, bounds the search
     level = load_levels("microban3:58")[0]
-    result = FessPlanner(via=True).solve(level, SearchLimits(max_nodes=200_000))
+    result = FessPlanner(backward="waypoint").solve(level, SearchLimits(max_nodes=200_000))
     assert result.solved and verify(level, result.lurd).ok
     via = result.stats["via"]
     assert via["status"] == "solved" and via["finished"] and via["regions"] == 1
 
 
-def test_via_solves_small_levels_and_falls_back_when_its_level_is_lost(monkeypatch):
+def test_the_waypoint_solves_small_levels_and_falls_back_when_its_level_is_lost(monkeypatch):
     for level in load_levels("microban:1-8"):
-        result = FessPlanner(via=True).solve(level, SearchLimits(max_seconds=60))
+        result = FessPlanner(backward="waypoint").solve(level, SearchLimits(max_seconds=60))
         assert result.solved and verify(level, result.lurd).ok, level.title
         assert "via" in result.stats
     # a waypoint whose level is unsolvable (a target in a corner no box reaches): the plain
@@ -136,7 +136,7 @@ def test_via_solves_small_levels_and_falls_back_when_its_level_is_lost(monkeypat
         seconds=wp.seconds,
     )
     monkeypatch.setattr(fess_search, "find_waypoint", lambda *args, **kwargs: lost)
-    result = FessPlanner(via=True).solve(level, SearchLimits(max_seconds=60))
+    result = FessPlanner(backward="waypoint").solve(level, SearchLimits(max_seconds=60))
     assert result.solved and verify(level, result.lurd).ok
     assert result.stats["via"]["status"] == "unsolvable"
 
@@ -149,18 +149,24 @@ def test_the_waypoint_stage_runs_only_on_levels_without_a_sink_room():
     # is the one searched (no waypoint in the result)
     planner = FessPlanner()
     planner.stages = (
-        (Stage("waypoint", {"via": True}, 1000.0, NO_SINK_ROOM), FessOptions(via=True)),
+        (
+            Stage("waypoint", {"backward": "waypoint"}, 1000.0, NO_SINK_ROOM),
+            FessOptions(backward="waypoint"),
+        ),
         (Stage("next", {"sinkless": "unordered"}, None), FessOptions(sinkless="unordered")),
     )
     result = planner.solve(with_sink, SearchLimits(max_seconds=60))
     assert result.solved and "via" not in result.stats
     assert [s["name"] for s in result.stats["stages"]] == ["next"]
-    assert FessPlanner(via=True).solve(with_sink, SearchLimits(max_seconds=60)).stats["via"]
+    alone = FessPlanner(backward="waypoint").solve(with_sink, SearchLimits(max_seconds=60))
+    assert alone.stats["via"]
 
 
-@pytest.mark.parametrize("options", [{"via": "always"}, {"via": 1}, {"via": "sinkless"}])
-def test_bad_via_options_are_refused(options):
-    with pytest.raises(ValueError, match="via"):
+@pytest.mark.parametrize(
+    "options", [{"backward": "always"}, {"backward": True}, {"backward": None}]
+)
+def test_bad_backward_options_are_refused(options):
+    with pytest.raises(ValueError, match="backward"):
         FessPlanner(**options)
 
 
@@ -172,7 +178,7 @@ def test_a_waypoint_stage_out_of_time_hands_over_to_the_next_stage():
     level = load_levels("microban:1")[0]
     planner = FessPlanner()
     planner.stages = (
-        (Stage("waypoint", {"via": True}, 1e-6), FessOptions(via=True)),
+        (Stage("waypoint", {"backward": "waypoint"}, 1e-6), FessOptions(backward="waypoint")),
         (Stage("plain", {}, None), FessOptions()),
     )
     result = planner.solve(level, SearchLimits(max_seconds=60))
