@@ -123,13 +123,81 @@ def meet_add_root(meet, h, norm, box_at, box_pos, player):
     return n
 
 
+_FAR = np.int64(1_000_000)  # the cost of a box no start square's box can reach
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def meet_add_pulls(meet, zobrist, box_at, parent, rows, k, keep, limit):
+def match_cost(dist, boxes, work):
+    """Least total cost of assigning the boxes to the start squares, one box each.
+
+    ``dist[j, sq]``: the cost of the box on ``sq`` for start square ``j`` (negative: no box
+    from there reaches it); ``boxes``: the box squares; ``work``: int64[6, n_boxes + 1]
+    scratch. The Hungarian method by shortest augmenting paths with potentials, O(n^3).
+    """
+    n = boxes.shape[0]
+    u = work[0]
+    v = work[1]
+    p = work[2]  # p[j]: the box (1-based) given start square j, 0 for none
+    way = work[3]
+    minv = work[4]
+    used = work[5]
+    inf = np.int64(1) << np.int64(62)
+    for j in range(n + 1):
+        u[j] = 0
+        v[j] = 0
+        p[j] = 0
+        way[j] = 0
+    for i in range(1, n + 1):
+        p[0] = i
+        j0 = 0
+        for j in range(n + 1):
+            minv[j] = inf
+            used[j] = 0
+        while True:
+            used[j0] = 1
+            i0 = p[j0]
+            sq = boxes[i0 - 1]
+            delta = inf
+            j1 = 0
+            for j in range(1, n + 1):
+                if used[j]:
+                    continue
+                c = np.int64(dist[j - 1, sq])
+                cur = (c if c >= 0 else _FAR) - u[i0] - v[j]
+                if cur < minv[j]:
+                    minv[j] = cur
+                    way[j] = j0
+                if minv[j] < delta:
+                    delta = minv[j]
+                    j1 = j
+            for j in range(n + 1):
+                if used[j]:
+                    u[p[j]] += delta
+                    v[j] -= delta
+                else:
+                    minv[j] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while j0 != 0:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+    total = np.int64(0)
+    for j in range(1, n + 1):
+        c = np.int64(dist[j - 1, boxes[p[j] - 1]])
+        total += c if c >= 0 else _FAR
+    return total
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def meet_add_pulls(meet, zobrist, box_at, parent, rows, k, keep, limit, dist, work):
     """Store the new positions of pull rows ``rows[:k]`` of entry ``parent`` (loaded in ``box_at``).
 
     A row is kept when its box stays on the board on a ``keep`` square the packing advisor may
     use (``P_PUSHABLE``). Returns the entries added (the last ones); stops when the table holds
-    ``limit`` entries or is full.
+    ``limit`` entries or is full. With rows in ``dist`` (``match_cost``'s costs, ``work`` its
+    scratch) an entry's score is its boxes' matching cost, else the pull row's score.
     """
     cap = min(meet.hash.shape[0], limit)
     n0 = meet.count[0]
@@ -163,11 +231,21 @@ def meet_add_pulls(meet, zobrist, box_at, parent, rows, k, keep, limit):
         meet.pull[n, 0] = src
         meet.pull[n, 1] = dst
         meet.pull[n, 2] = meet.player[parent]
-        meet.score[n] = rows[i, P_SCORE]
+        if dist.shape[0] > 0:
+            meet.score[n] = match_cost(dist, meet.boxes[n], work)
+        else:
+            meet.score[n] = rows[i, P_SCORE]
         meet.conn[n] = rows[i, P_CONN]
         meet.depth[n] = meet.depth[parent] + 1
         meet.count[0] = n + 1
     return meet.count[0] - n0
 
 
-__all__ = ["MeetTables", "new_meet_tables", "meet_add_pulls", "meet_add_root", "meet_find"]
+__all__ = [
+    "MeetTables",
+    "match_cost",
+    "meet_add_pulls",
+    "meet_add_root",
+    "meet_find",
+    "new_meet_tables",
+]

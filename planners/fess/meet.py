@@ -32,18 +32,53 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planners._kernels.fess_meet import meet_add_pulls, meet_add_root, meet_find, new_meet_tables
+from planners._kernels.fess_meet import (
+    match_cost,
+    meet_add_pulls,
+    meet_add_root,
+    meet_find,
+    new_meet_tables,
+)
 from planners._kernels.fess_pulls import N_PULL_COLS, PullTables, new_pull_scratch, pull_moves
 from planners.base import Push
 from planners.fess.basins import push_reachable, walk_distance_from
 from planners.fess.waypoint import Waypoint, finish_pushes
 from soko_gym.engine.board import Board
-from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, SQUARE_DTYPE
+from soko_gym.engine.constants import BOX_AT_DTYPE, DIST_INF, FLOOR, SQUARE_DTYPE
 from soko_gym.engine.reach import reach_player
 
 MEET_MB = 256.0  # the meet table's size
 MEET_SHARE = 1 / 3  # of a search's time, its backward part (Festival's share)
+WALK_PART = 0.6  # of the backward part, the walking-distance search's; the matching one the rest
 MEET_NODES = 1_000_000  # most positions of one backward search
+RANKINGS = ("walk", "match")
+
+
+def _push_distance(board: Board, source: int) -> np.ndarray:
+    """Fewest pushes of a lone box from ``source`` to each square: int32, -1 where it cannot go.
+
+    Player access is relaxed (a push needs only floor behind the box); no dead square is entered.
+    """
+    cells = board.cells
+    offsets = [int(o) for o in board.offsets]
+    dist = np.full(board.n_cells, -1, dtype=np.int32)
+    dist[source] = 0
+    frontier = [source]
+    d = 0
+    while frontier:
+        d += 1
+        nxt = []
+        for sq in frontier:
+            for o in offsets:
+                ahead = sq + o
+                if dist[ahead] >= 0 or not (cells[ahead] & FLOOR) or not (cells[sq - o] & FLOOR):
+                    continue
+                if board.dead[ahead]:
+                    continue
+                dist[ahead] = d
+                nxt.append(ahead)
+        frontier = nxt
+    return dist
 
 
 def _entry_bytes(n_boxes: int) -> int:
@@ -138,10 +173,12 @@ class BackwardStats:
     expanded: int
     seconds: float
     stop: str  # "start" (the level's start reached: solved), "time", "nodes", "full", "exhausted"
+    ranking: str = "walk"
 
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready form for ``result.stats["backward"]``."""
+        """JSON-ready form (an item of ``result.stats["backward"]``)."""
         return {
+            "ranking": self.ranking,
             "stored": self.stored,
             "expanded": self.expanded,
             "seconds": round(self.seconds, 4),
@@ -154,19 +191,29 @@ def backward_search(
     table: MeetTable,
     deadline: float | None = None,
     max_nodes: int = MEET_NODES,
+    ranking: str = "walk",
 ) -> BackwardStats:
     """Fill ``table`` with the positions of the backward search (module docstring).
 
     Stops when it stores the level's start position (the level is solved: ``MeetTable.find``
     gives the entry), at ``deadline``, after ``max_nodes`` stored positions, when the table is
-    full, or when every position reachable backward is stored.
+    full, or when every position reachable backward is stored. ``ranking``: "walk" (the sum
+    of each box's walking distance to the nearest start square) or "match" (the least total
+    push distance of an assignment of the boxes to the start squares, one each).
     """
+    if ranking not in RANKINGS:
+        raise ValueError(f"ranking must be one of {RANKINGS}, got {ranking!r}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive integer, got {max_nodes!r}")
     t0 = time.perf_counter()
     n, nb = board.n_cells, board.n_boxes
     near = walk_distance_from(board, board.start_boxes)
     near = np.where(near == DIST_INF, 0, near).astype(SQUARE_DTYPE)
+    if ranking == "match":
+        dist = np.stack([_push_distance(board, int(s)) for s in board.start_boxes.tolist()])
+    else:
+        dist = np.zeros((0, n), dtype=np.int32)
+    work = np.zeros((6, nb + 1), dtype=np.int64)
     start_box = np.zeros(n, dtype=np.uint8)
     start_box[board.start_boxes] = 1
     pull_tables = PullTables(
@@ -181,7 +228,7 @@ def backward_search(
     ids = np.arange(nb, dtype=BOX_AT_DTYPE)
     goals = board.goals.astype(SQUARE_DTYPE)
     h_goal = np.uint64(np.bitwise_xor.reduce(board.zobrist[goals]) if nb else 0)
-    score0 = int(near[goals].sum())
+    score0 = int(near[goals].sum()) if ranking == "walk" else int(match_cost(dist, goals, work))
     heap: list[tuple[int, int, int]] = []  # (score, regions, entry)
     box_at[goals] = ids
     stamps, stack = scratch.stamps, scratch.stack
@@ -216,7 +263,7 @@ def backward_search(
         box_at[box_pos] = ids
         k = pull_moves(pull_tables, scratch, box_at, box_pos, on_board, int(t.player[e]), rows)
         first = table.size
-        added = meet_add_pulls(t, board.zobrist, box_at, e, rows, k, keep, limit)
+        added = meet_add_pulls(t, board.zobrist, box_at, e, rows, k, keep, limit, dist, work)
         box_at[box_pos] = -1
         expanded += 1
         if added and bool((t.hash[first : first + added] == h_start).any()):
@@ -228,7 +275,16 @@ def backward_search(
             conns = t.conn[first : first + added].tolist()
             for i in range(added):
                 heapq.heappush(heap, (scores[i], conns[i], first + i))
-    return BackwardStats(table.size, expanded, time.perf_counter() - t0, stop)
+    return BackwardStats(table.size, expanded, time.perf_counter() - t0, stop, ranking)
 
 
-__all__ = ["MEET_MB", "MEET_NODES", "MEET_SHARE", "BackwardStats", "MeetTable", "backward_search"]
+__all__ = [
+    "MEET_MB",
+    "MEET_NODES",
+    "MEET_SHARE",
+    "RANKINGS",
+    "WALK_PART",
+    "BackwardStats",
+    "MeetTable",
+    "backward_search",
+]

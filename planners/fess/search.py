@@ -51,7 +51,13 @@ from typing import Any
 
 from planners.base import Outcome, Planner
 from planners.fess.basins import ranked_sinks, target_basins
-from planners.fess.meet import MEET_SHARE, BackwardStats, MeetTable, backward_search
+from planners.fess.meet import (
+    MEET_SHARE,
+    WALK_PART,
+    BackwardStats,
+    MeetTable,
+    backward_search,
+)
 from planners.fess.options import VIA_NODES, FessOptions, make_options
 from planners.fess.rooms import analyze_rooms
 from planners.fess.run import FessRun
@@ -83,7 +89,7 @@ class FessPlanner(Planner):
         self.stop_check: Callable[[], bool] | None = None
         # the level's meet table, once a search with backward="meet" filled it: every later
         # stage's forward search on the same level meets it too
-        self._meet: tuple[MeetTable, BackwardStats] | None = None
+        self._meet: tuple[MeetTable, tuple[BackwardStats, ...]] | None = None
 
     @classmethod
     def portfolio(cls, workers: int, options: dict[str, Any]) -> list[Planner]:
@@ -243,13 +249,28 @@ class FessPlanner(Planner):
     def _start_meet(
         self, opts: FessOptions, level: Level, limits: SearchLimits, deadline: float | None
     ) -> tuple[Outcome, FessRun | None, bool]:
-        """The backward search for its share of the time (once a level), then the forward one."""
+        """The backward searches for their share of the time (once a level), then the forward one.
+
+        The walking-distance ranking first, for ``WALK_PART`` of the share; unless it reached
+        the start, the matching one for the rest, in a table of its own. The table kept is
+        the one that reached the start, else the first.
+        """
         board = level.board
         if self._meet is None:
             now = time.perf_counter()
-            until = None if deadline is None else now + MEET_SHARE * max(0.0, deadline - now)
+            until = split = None
+            if deadline is not None:
+                until = now + MEET_SHARE * max(0.0, deadline - now)
+                split = now + WALK_PART * (until - now)
             table = MeetTable(board)
-            self._meet = (table, backward_search(board, table, until))
+            runs = [backward_search(board, table, split, ranking="walk")]
+            if runs[0].stop != "start" and (until is None or time.perf_counter() < until):
+                other = MeetTable(board)
+                runs.append(backward_search(board, other, until, ranking="match"))
+                if runs[1].stop == "start":
+                    table = other
+                del other
+            self._meet = (table, tuple(runs))
         run = FessRun(opts, board, limits, deadline, self.stop_check, meet=self._table())
         return self._with_meet(run.run()), run, run.stopped
 
@@ -260,7 +281,8 @@ class FessPlanner(Planner):
         """``out`` with the backward search's figures, when one ran on this level."""
         if self._meet is None:
             return out
-        return replace(out, stats={**(out.stats or {}), "backward": self._meet[1].as_dict()})
+        runs = [b.as_dict() for b in self._meet[1]]
+        return replace(out, stats={**(out.stats or {}), "backward": runs})
 
 
 def _sink_rooms(board: Board) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

@@ -71,9 +71,10 @@ STAGED = (
         "meet",
         {"pi_corrals": False, "sinkless": "unordered", "backward": "meet"},
         15.0,
-        why="a third pulling towards the start (it solves Sasquatch 37, 42, 50 alone; its "
-        "positions stay for the later stages to meet), then a probe: a corral need not be "
-        "opened first (Sasquatch 34)",
+        why="a third pulling towards the start, by walking and then by matching distance "
+        "(alone it solves Sasquatch 27, 37, 42, 50, Microban IV 75, 100; its positions stay "
+        "for the later stages to meet), then a probe: a corral need not be opened first "
+        "(Sasquatch 34)",
     ),
     Stage(
         "waypoint",

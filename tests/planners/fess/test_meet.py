@@ -79,6 +79,38 @@ def test_the_backward_search_stops_when_it_reaches_the_start():
     assert verify(level, pushes_to_lurd(level, pushes)).ok
 
 
+def test_the_matching_cost_is_the_least_assignment():
+    from itertools import permutations
+
+    from planners._kernels.fess_meet import match_cost
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 5, 6):
+        dist = rng.integers(-1, 30, size=(n, 40)).astype(np.int32)  # -1: unreachable
+        boxes = rng.choice(40, size=n, replace=False).astype(np.int32)
+        work = np.zeros((6, n + 1), dtype=np.int64)
+        far = 1_000_000
+        best = min(
+            sum(far if dist[j, boxes[i]] < 0 else int(dist[j, boxes[i]]) for i, j in enumerate(p))
+            for p in permutations(range(n))
+        )
+        assert match_cost(dist, boxes, work) == best
+
+
+def test_the_matching_ranking_reaches_starts_the_walking_one_does_not():
+    # Microban IV 100 and Sasquatch 27: each box's push distance, assigned one box per start
+    # square, leads the pull search to the start (0.1 and 0.4 s); by walking distance the
+    # table fills first. Sasquatch 42 is the other way round: the portfolio runs both.
+    for selection, reaches in (("microban4:100", "match"), ("sasquatch:42", "walk")):
+        level = load_levels(selection)[0]
+        for ranking in ("walk", "match"):
+            table = MeetTable(level.board, mb=64)
+            stats = backward_search(level.board, table, max_nodes=300_000, ranking=ranking)
+            assert (stats.stop == "start") == (ranking == reaches), (selection, ranking)
+    with pytest.raises(ValueError, match="ranking"):
+        backward_search(level.board, MeetTable(level.board, mb=1), ranking="closest")
+
+
 def test_a_level_the_pulls_never_reach_is_searched_out_backward():
     # the box starts in the corridor's dead end: no pull brings it there from the target
     level = Level.from_xsb("######\n#$ @.#\n######\n")
@@ -94,8 +126,10 @@ def test_the_forward_search_finishes_through_the_table_and_the_solution_verifies
     for level in load_levels(selection):
         result = FessPlanner(backward="meet").solve(level, SearchLimits(max_seconds=60))
         assert result.solved and verify(level, result.lurd).ok, level.title
-        back = result.stats["backward"]
-        assert back["stored"] >= 1
-        assert back["stop"] in ("start", "time", "nodes", "full", "exhausted")
+        runs = result.stats["backward"]
+        assert runs[0]["ranking"] == "walk" and len(runs) <= 2
+        for back in runs:
+            assert back["stored"] >= 1
+            assert back["stop"] in ("start", "time", "nodes", "full", "exhausted")
         met += result.stats["met"] >= 0
     assert met >= 1  # small levels are searched out backward: the forward search meets them
